@@ -1,0 +1,204 @@
+"""Settings shared by every environment. Everything deployment-specific comes from the
+environment (see README "Configuration" and .env.example)."""
+
+from datetime import timedelta
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import BASE_DIR, VAR_DIR, env
+from core.api.schema_components import SCHEMA_COMPONENTS
+
+DEFAULT_SECRET_KEY = "django-insecure-local-development-key-change-me"  # noqa: S105
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default=DEFAULT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == DEFAULT_SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the built-in development key; set SECRET_KEY (or DEBUG=1 locally)."
+    )
+
+PORT = env.int("PORT", default=8000)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+CHECKOUT_BASE_URL = env.str("CHECKOUT_BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+VAR_DIR.mkdir(exist_ok=True)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "core",
+    "merchants",
+    "wallets",
+    "payouts",
+    "payment_items",
+    "collections_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "core.middleware.RequestBodyLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+# Embedded default: SQLite in WAL mode with IMMEDIATE transactions, so concurrent writers
+# queue on the database lock instead of failing with "database is locked".
+SQLITE_PATH = VAR_DIR / "db.sqlite3"
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{SQLITE_PATH}")}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        "PRAGMA busy_timeout=30000;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Celery ---------------------------------------------------------------------------------
+# Embedded default: kombu's filesystem transport under var/, served by a real worker process.
+CELERY_BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for _sub in ("out", "processed"):
+        (CELERY_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "out"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "out"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+    }
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Internationalisation -------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "Africa/Lagos"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files ---------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- Request limits -------------------------------------------------------------------------
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, 2_621_440)
+
+# --- REST framework -------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["core.api.authentication.SecretKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "COERCE_DECIMAL_TO_STRING": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Merchant Payments and Wallet Payouts API",
+    "DESCRIPTION": (
+        "Merchant wallet payouts, payment items and collection transactions. Every JSON "
+        "response is wrapped in the envelope {status, message, data, statusCode}; "
+        "payment-item routes answer authentication failures with {message, error, statusCode}."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "APPEND_COMPONENTS": {
+        "schemas": SCHEMA_COMPONENTS,
+        "securitySchemes": {
+            "SecretKeyAuth": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "Authorization: Bearer sk_test_... or sk_live_...",
+            }
+        },
+    },
+    "SECURITY": [{"SecretKeyAuth": []}],
+}
+
+# --- Logging --------------------------------------------------------------------------------
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"redact_secrets": {"()": "core.logging.SecretRedactingFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_secrets"],
+        },
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+    },
+}
+
+# --- Domain settings ------------------------------------------------------------------------
+CALLBACK_URL_ALLOW_PRIVATE = env.bool("CALLBACK_URL_ALLOW_PRIVATE", default=False)
+PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(
+    seconds=env.int("PAYOUT_AMBIGUOUS_REQUERY_DELAY_SECONDS", default=300)
+)

@@ -1,0 +1,33 @@
+"""Bearer secret-key authentication. ``request.user`` is the merchant, ``request.auth`` the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+
+from core.api.auth_styles import UNAUTHORIZED_MESSAGE
+
+
+class SecretKeyAuthentication(BaseAuthentication):
+    keyword = "bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        from merchants.selectors import secret_key_get_active
+
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header:
+            return None
+        scheme, _, credential = header.partition(" ")
+        credential = credential.strip()
+        if scheme.lower() != self.keyword or not credential or " " in credential:
+            raise AuthenticationFailed(UNAUTHORIZED_MESSAGE)
+        secret_key = secret_key_get_active(plaintext=credential)
+        if secret_key is None:
+            raise AuthenticationFailed(UNAUTHORIZED_MESSAGE)
+        return secret_key.merchant, secret_key
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'

@@ -1,0 +1,76 @@
+"""OpenAPI: every success body is described inside the envelope, every route lists its errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+
+from core.api.auth_styles import AuthErrorStyle
+
+ERROR_ENVELOPE_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+FORBIDDEN_BARE_REF = {"$ref": "#/components/schemas/ForbiddenError"}
+
+_ERROR_DESCRIPTIONS = {
+    400: "Validation or business-rule failure",
+    401: "Invalid or missing secret key",
+    403: "Forbidden resource",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Request body too large",
+    429: "Rate limit exceeded",
+    500: "Internal server error",
+    503: "Temporarily unavailable",
+}
+
+
+def _envelope(data_schema: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "status": {"type": "boolean"},
+            "message": {"type": "string"},
+            "data": data_schema or {"nullable": True},
+            "statusCode": {"type": "integer"},
+        },
+        "required": ["status", "message", "data", "statusCode"],
+    }
+
+
+def _error_response(status_code: int, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "description": _ERROR_DESCRIPTIONS.get(status_code, "Error"),
+        "content": {"application/json": {"schema": schema}},
+    }
+
+
+class EnvelopeAutoSchema(AutoSchema):
+    """Wraps 2xx JSON bodies in ``{status, message, data, statusCode}`` and adds error bodies.
+
+    Views may set ``error_statuses`` (for example ``(404, 409)``) beyond the defaults.
+    """
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if not operation or not self.path.startswith("/api/v1/"):
+            return operation
+        responses: dict[str, Any] = operation.setdefault("responses", {})
+        for code, response in list(responses.items()):
+            if not str(code).startswith("2"):
+                continue
+            content = response.get("content", {})
+            json_body = content.get("application/json")
+            if json_body is not None:
+                json_body["schema"] = _envelope(json_body.get("schema"))
+        style = getattr(self.view, "auth_error_style", AuthErrorStyle.UNAUTHORIZED)
+        if style == AuthErrorStyle.UNAUTHORIZED:
+            responses.setdefault("401", _error_response(401, ERROR_ENVELOPE_REF))
+        elif style == AuthErrorStyle.FORBIDDEN:
+            responses.setdefault("403", _error_response(403, ERROR_ENVELOPE_REF))
+        else:
+            responses.setdefault("403", _error_response(403, FORBIDDEN_BARE_REF))
+        extra = set(getattr(self.view, "error_statuses", ())) | {400, 405, 413, 429, 500}
+        for status_code in sorted(extra):
+            responses.setdefault(str(status_code), _error_response(status_code, ERROR_ENVELOPE_REF))
+        return operation

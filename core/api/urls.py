@@ -1,0 +1,10 @@
+"""Every app's API routes under /api/v1/."""
+
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("wallets.api.urls")),
+    path("", include("payouts.api.urls")),
+    path("", include("payment_items.api.urls")),
+    path("", include("collections_app.api.urls")),
+]

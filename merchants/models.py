@@ -1,0 +1,91 @@
+"""Merchants, their secret keys (stored only as SHA-256 hashes) and webhook settings."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Mode(models.TextChoices):
+    """Test (sandbox) or live; it comes from the key and scopes every merchant-owned object."""
+
+    TEST = "test", "Test"
+    LIVE = "live", "Live"
+
+
+class Merchant(models.Model):
+    name = models.CharField(max_length=200)
+    email = models.EmailField()
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (#{self.pk})"
+
+    # DRF treats ``request.user`` as the authenticated principal.
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def is_anonymous(self) -> bool:
+        return False
+
+
+class SecretKey(models.Model):
+    """A merchant secret key. The plaintext is shown once; only its hash is stored."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="secret_keys")
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=16, editable=False, help_text="Visible start of the key")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["merchant", "mode"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="one_active_secret_key_per_merchant_mode",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.mode})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class WebhookSettings(models.Model):
+    """Where and how the merchant receives signed webhooks, per mode.
+
+    The secret must be readable to sign payloads, so it is stored as issued; it is never shown
+    in admin lists or logs.
+    """
+
+    merchant = models.ForeignKey(
+        Merchant, on_delete=models.CASCADE, related_name="webhook_settings"
+    )
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    url = models.URLField(max_length=500, blank=True, default="")
+    secret = models.CharField(max_length=100, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "webhook settings"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["merchant", "mode"], name="one_webhook_setting_per_mode"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Webhook settings for {self.merchant} ({self.mode})"

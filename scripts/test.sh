@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make test`: lint, format check and the whole pytest suite.
+# Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
+# else SQLite. Redis for the end-to-end queue tests: TEST_REDIS_URL, default 127.0.0.1:6379/15.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  if $PY - <<'PYCODE' 2>/dev/null
+import psycopg
+psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=2).close()
+PYCODE
+  then
+    export DATABASE_URL="postgres://postgres@127.0.0.1:5432/test"
+  fi
+fi
+if [ -n "${DATABASE_URL:-}" ]; then
+  echo "make test: database ${DATABASE_URL%%:*} ($(echo "$DATABASE_URL" | sed -E 's#//[^@]*@#//#'))"
+else
+  echo "make test: database SQLite (no PostgreSQL answered on 127.0.0.1:5432)"
+fi
+export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+exec $PY -m pytest "$@"

@@ -1,0 +1,59 @@
+"""Fixtures shared by every test module."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from merchants.models import Mode
+from merchants.services import MerchantCreated, merchant_create
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _require_postgres(django_db_setup: None, django_db_blocker: object) -> None:
+    """Under REQUIRE_POSTGRES=1 (CI) the run fails unless the database is PostgreSQL."""
+    if os.environ.get("REQUIRE_POSTGRES") == "1" and connection.vendor != "postgresql":
+        pytest.exit(
+            f"REQUIRE_POSTGRES=1 but the test database is {connection.vendor}", returncode=3
+        )
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def merchant_account(db: None) -> MerchantCreated:
+    """A merchant created through the service: test and live keys, wallets per mode."""
+    return merchant_create(name="Ade Stores", email="ade@example.com")
+
+
+@pytest.fixture
+def client_for() -> Callable[[str], APIClient]:
+    def build(plaintext_key: str) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext_key}")
+        return client
+
+    return build
+
+
+@pytest.fixture
+def test_client(merchant_account: MerchantCreated, client_for) -> APIClient:
+    """An API client authenticated with the merchant's test key."""
+    return client_for(merchant_account.test_key.plaintext)
+
+
+@pytest.fixture
+def live_client(merchant_account: MerchantCreated, client_for) -> APIClient:
+    return client_for(merchant_account.live_key.plaintext)
+
+
+@pytest.fixture
+def test_mode() -> str:
+    return Mode.TEST

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+
+def test_healthz_needs_no_auth(api_client: APIClient) -> None:
+    response = api_client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["data"] == {"alive": True}
+
+
+@pytest.mark.django_db
+def test_readyz_checks_database_and_broker(api_client: APIClient) -> None:
+    response = api_client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["data"] == {"database": True, "broker": True}
+
+
+@pytest.mark.django_db
+def test_readyz_reports_an_unreachable_broker(api_client: APIClient, settings) -> None:
+    from config.celery_app import app
+
+    original = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    try:
+        response = api_client.get("/readyz")
+    finally:
+        app.conf.broker_url = original
+    assert response.status_code == 503
+    assert response.json()["message"] == "not ready: broker unreachable"
+
+
+@pytest.mark.django_db
+def test_schema_is_served_and_valid(api_client: APIClient) -> None:
+    response = api_client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    components = schema["components"]
+    assert components["securitySchemes"]["SecretKeyAuth"]["scheme"] == "bearer"
+    assert set(components["schemas"]["ErrorEnvelope"]["required"]) == {
+        "status",
+        "message",
+        "data",
+        "statusCode",
+    }
+    assert set(components["schemas"]["ForbiddenError"]["required"]) == {
+        "message",
+        "error",
+        "statusCode",
+    }
+
+
+@pytest.mark.django_db
+def test_schema_validates_without_warnings() -> None:
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
+
+
+def test_swagger_ui_is_served(api_client: APIClient) -> None:
+    response = api_client.get("/api/docs/")
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
