@@ -11,6 +11,8 @@ from django.db import transaction
 
 from merchants.models import Mode
 from merchants.services import merchant_create, webhook_settings_set
+from payment_items.demo import demo_catalogue_seed
+from wallets.demo import demo_wallet_seed
 
 
 class Command(BaseCommand):
@@ -28,12 +30,15 @@ class Command(BaseCommand):
         )
         merchant = created.merchant
         webhook = webhook_settings_set(merchant=merchant, mode=Mode.TEST, url=webhook_url)
-        return {
+        seeded: dict[str, Any] = {
             "merchant_id": merchant.pk,
             "secret_key": created.test_key.plaintext,
             "live_secret_key": created.live_key.plaintext,
             "webhook_secret": webhook.secret,
         }
+        seeded.update(demo_wallet_seed(merchant=merchant))
+        seeded.update(demo_catalogue_seed(merchant=merchant))
+        return seeded
 
     def handle(self, *args: Any, **options: Any) -> None:
         seeded = self._seed(webhook_url=options["webhook_url"])
