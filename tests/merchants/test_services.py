@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from merchants.models import Mode, SecretKey
+from merchants.selectors import secret_key_get_active
+from merchants.services import merchant_create, secret_key_rotate, webhook_secret_rotate
+
+pytestmark = pytest.mark.django_db
+
+
+def test_merchant_create_issues_a_test_and_a_live_key() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    assert created.test_key.plaintext.startswith("sk_test_")
+    assert created.live_key.plaintext.startswith("sk_live_")
+    assert created.test_key.secret_key.mode == Mode.TEST
+    assert created.live_key.secret_key.mode == Mode.LIVE
+
+
+def test_keys_carry_at_least_32_random_bytes() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    random_part = created.test_key.plaintext.removeprefix("sk_test_")
+    assert len(random_part) >= 43  # 32 bytes in URL-safe base64
+
+
+def test_only_the_hash_and_a_short_prefix_are_stored() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    plaintext = created.test_key.plaintext
+    stored = SecretKey.objects.get(pk=created.test_key.secret_key.pk)
+    assert stored.key_hash == hashlib.sha256(plaintext.encode()).hexdigest()
+    assert stored.prefix == plaintext[:12]
+    stored_values = [str(value) for value in SecretKey.objects.values_list().get(pk=stored.pk)]
+    assert plaintext not in stored_values
+
+
+def test_lookup_is_by_hash() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    found = secret_key_get_active(plaintext=created.live_key.plaintext)
+    assert found is not None
+    assert found.pk == created.live_key.secret_key.pk
+    assert secret_key_get_active(plaintext=created.live_key.plaintext + "x") is None
+
+
+def test_rotation_revokes_the_old_key_and_issues_a_new_one() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    issued = secret_key_rotate(merchant=created.merchant, mode=Mode.TEST)
+    assert issued.plaintext != created.test_key.plaintext
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is None
+    assert secret_key_get_active(plaintext=issued.plaintext) is not None
+    assert secret_key_get_active(plaintext=created.live_key.plaintext) is not None
+
+
+def test_webhook_secret_rotation_changes_the_secret() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    first = webhook_secret_rotate(merchant=created.merchant, mode=Mode.TEST).secret
+    second = webhook_secret_rotate(merchant=created.merchant, mode=Mode.TEST).secret
+    assert first.startswith("whsec_")
+    assert first != second
