@@ -135,6 +135,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# --- Cache (rate-limit counters, bank list) ----------------------------------------------------
+# Redis in production (CACHE_URL=redis://127.0.0.1:6379/1), local memory on embedded defaults.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
 # --- Request limits -------------------------------------------------------------------------
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, 2_621_440)
@@ -148,6 +152,12 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.SecretKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "read": env.str("THROTTLE_RATE_READ", default="1200/min"),
+        "write": env.str("THROTTLE_RATE_WRITE", default="600/min"),
+        "name_enquiry": env.str("THROTTLE_RATE_NAME_ENQUIRY", default="60/min"),
+    },
     "COERCE_DECIMAL_TO_STRING": True,
 }
 
