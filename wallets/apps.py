@@ -1,6 +1,42 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_migrate, post_save
+
+
+def _reference_data_ensure(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
+    """Restores banks and the default fee schedule when their tables are empty.
+
+    The data migration seeds them once; this keeps them present after a database flush (for
+    example between transactional tests), and never touches tables that already hold rows.
+    """
+    from django.db import connections
+
+    from wallets.models import Bank, FeeSchedule, FeeTier
+    from wallets.reference_data import reference_data_seed
+
+    tables = set(connections[using].introspection.table_names())
+    if not {Bank._meta.db_table, FeeSchedule._meta.db_table, FeeTier._meta.db_table} <= tables:
+        return
+    reference_data_seed(bank_model=Bank, fee_schedule_model=FeeSchedule, fee_tier_model=FeeTier)
+    from wallets.selectors import bank_cache_clear
+
+    bank_cache_clear()
+
+
+def _bank_changed(sender: type, **kwargs: Any) -> None:
+    from wallets.selectors import bank_cache_clear
+
+    bank_cache_clear()
 
 
 class WalletsConfig(AppConfig):
     name = "wallets"
     verbose_name = "Wallets and ledger"
+
+    def ready(self) -> None:
+        from wallets.models import Bank
+
+        post_migrate.connect(_reference_data_ensure, sender=self, dispatch_uid="wallets_ref_data")
+        post_save.connect(_bank_changed, sender=Bank, dispatch_uid="wallets_bank_saved")
+        post_delete.connect(_bank_changed, sender=Bank, dispatch_uid="wallets_bank_deleted")

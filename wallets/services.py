@@ -1,12 +1,378 @@
-"""Wallet writes. The wallet model and balance services are defined by the wallets module."""
+"""Wallet writes. This module is the only place balances change: every function locks the wallet
+row with ``select_for_update()`` inside ``transaction.atomic()`` and writes the ledger entry that
+explains the change in the same transaction.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+import secrets
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from core.exceptions import ApplicationError, NotFoundError
+from core.money import CURRENCY_NGN, TWO_PLACES
+from merchants.models import Mode
+from wallets.exceptions import (
+    FundingReferenceConflictError,
+    InsufficientBalanceError,
+    InsufficientReservedBalanceError,
+    WalletInactiveError,
+)
+from wallets.models import (
+    FundingSource,
+    FundingTransfer,
+    LedgerEntry,
+    LedgerEntryType,
+    Wallet,
+    WalletStatus,
+)
 
 if TYPE_CHECKING:
     from merchants.models import Merchant
 
+logger = logging.getLogger(__name__)
 
-def wallets_create_for_merchant(*, merchant: Merchant) -> None:
-    """Creates the merchant's test and live wallets (wallet models arrive with the ledger)."""
+ZERO = Decimal("0.00")
+STATIC_ACCOUNT_ATTEMPTS = 20
+
+
+# --- Wallet creation ---------------------------------------------------------------------------
+
+
+def _static_account_number_generate() -> str:
+    """A random 10-digit NUBAN-shaped number that does not start with 0."""
+    return str(1_000_000_000 + secrets.randbelow(9_000_000_000))
+
+
+def _static_bank_name(mode: str) -> str:
+    if mode == Mode.LIVE:
+        return settings.WALLET_STATIC_ACCOUNT_BANK_NAME
+    return settings.WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME
+
+
+def _wallet_create(*, merchant: Merchant, mode: str) -> Wallet:
+    for _attempt in range(STATIC_ACCOUNT_ATTEMPTS):
+        account_number = _static_account_number_generate()
+        if Wallet.objects.filter(static_account_number=account_number).exists():
+            continue
+        try:
+            with transaction.atomic():
+                return Wallet.objects.create(
+                    merchant=merchant,
+                    mode=mode,
+                    currency=CURRENCY_NGN,
+                    static_account_number=account_number,
+                    static_bank_name=_static_bank_name(mode),
+                    static_account_name=merchant.name[:200],
+                )
+        except IntegrityError:
+            # Another wallet took the number (or this wallet exists already): try again.
+            existing = Wallet.objects.filter(merchant=merchant, mode=mode).first()
+            if existing is not None:
+                return existing
+    raise RuntimeError("could not allocate a unique static account number")
+
+
+@transaction.atomic
+def wallets_create_for_merchant(*, merchant: Merchant) -> list[Wallet]:
+    """Creates the merchant's test and live wallets, each with its static virtual account.
+
+    Idempotent: an existing wallet of a mode is returned instead of a second one.
+    """
+    wallets: list[Wallet] = []
+    for mode in (Mode.TEST, Mode.LIVE):
+        existing = Wallet.objects.filter(merchant=merchant, mode=mode).first()
+        wallets.append(existing or _wallet_create(merchant=merchant, mode=mode))
+    return wallets
+
+
+@transaction.atomic
+def wallet_status_set(*, wallet_id: int, status: str) -> Wallet:
+    """Activates or deactivates a wallet (back office). Balances are untouched."""
+    if status not in WalletStatus.values:
+        raise ApplicationError(f"status: must be one of {', '.join(WalletStatus.values)}")
+    wallet = wallet_lock(wallet_id=wallet_id)
+    if wallet.status != status:
+        wallet.status = status
+        wallet.save(update_fields=["status", "updated_at"])
+        logger.info("wallet %s status set to %s", wallet.pk, status)
+    return wallet
+
+
+# --- Locking and ledger writes -----------------------------------------------------------------
+
+
+def wallet_lock(*, wallet_id: int) -> Wallet:
+    """Locks the wallet row until the surrounding transaction ends and returns it fresh."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("wallet_lock must be called inside transaction.atomic()")
+    try:
+        return Wallet.objects.select_for_update().get(pk=wallet_id)
+    except Wallet.DoesNotExist:
+        raise NotFoundError("Wallet not found") from None
+
+
+def _require_positive(amount: Decimal, *, name: str = "amount") -> Decimal:
+    if not isinstance(amount, Decimal) or not amount.is_finite():
+        raise TypeError(f"{name} must be a finite Decimal")
+    if amount != amount.quantize(TWO_PLACES):
+        raise ApplicationError(f"{name}: must have at most two decimal places")
+    if amount <= 0:
+        raise ApplicationError(f"{name}: must be greater than zero")
+    return amount.quantize(TWO_PLACES)
+
+
+def _require_non_negative(amount: Decimal, *, name: str) -> Decimal:
+    if not isinstance(amount, Decimal) or not amount.is_finite():
+        raise TypeError(f"{name} must be a finite Decimal")
+    if amount != amount.quantize(TWO_PLACES) or amount < 0:
+        raise ApplicationError(f"{name}: must be zero or more with at most two decimal places")
+    return amount.quantize(TWO_PLACES)
+
+
+def _ledger_write(
+    *,
+    wallet: Wallet,
+    entry_type: str,
+    amount: Decimal,
+    available_delta: Decimal,
+    reserved_delta: Decimal,
+    reference: str,
+    fee_amount: Decimal = ZERO,
+    payout_id: int | None = None,
+    description: str = "",
+) -> LedgerEntry:
+    """Applies the deltas to the locked wallet and records the entry; same transaction."""
+    wallet.available_balance += available_delta
+    wallet.reserved_balance += reserved_delta
+    if wallet.available_balance < 0 or wallet.reserved_balance < 0:
+        # The service checks make this unreachable; the CHECK constraints are the backstop.
+        raise RuntimeError("wallet balance would become negative")
+    wallet.save(update_fields=["available_balance", "reserved_balance", "updated_at"])
+    return LedgerEntry.objects.create(
+        wallet=wallet,
+        entry_type=entry_type,
+        amount=amount,
+        fee_amount=fee_amount,
+        available_delta=available_delta,
+        reserved_delta=reserved_delta,
+        available_balance_after=wallet.available_balance,
+        reserved_balance_after=wallet.reserved_balance,
+        reference=reference[:100],
+        payout_id=payout_id,
+        description=description[:255],
+    )
+
+
+def wallet_reserve(
+    *, wallet: Wallet, amount: Decimal, reference: str, payout_id: int | None = None
+) -> LedgerEntry:
+    """Moves ``amount`` (a payout's total debit) from available to reserved.
+
+    ``wallet`` must be the instance returned by :func:`wallet_lock` in the current transaction.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("wallet_reserve must be called inside transaction.atomic()")
+    amount = _require_positive(amount)
+    if wallet.status != WalletStatus.ACTIVE:
+        raise WalletInactiveError()
+    if wallet.available_balance < amount:
+        raise InsufficientBalanceError()
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_RESERVE,
+        amount=amount,
+        available_delta=-amount,
+        reserved_delta=amount,
+        reference=reference,
+        payout_id=payout_id,
+    )
+
+
+@transaction.atomic
+def wallet_capture(
+    *,
+    wallet_id: int,
+    amount: Decimal,
+    fee_amount: Decimal,
+    reference: str,
+    payout_id: int | None = None,
+) -> LedgerEntry:
+    """Captures a successful payout: reserved -= amount + fee; one ``payout_debit`` entry."""
+    amount = _require_positive(amount)
+    fee_amount = _require_non_negative(fee_amount, name="fee_amount")
+    total = amount + fee_amount
+    wallet = wallet_lock(wallet_id=wallet_id)
+    if wallet.reserved_balance < total:
+        raise InsufficientReservedBalanceError()
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_DEBIT,
+        amount=amount,
+        fee_amount=fee_amount,
+        available_delta=ZERO,
+        reserved_delta=-total,
+        reference=reference,
+        payout_id=payout_id,
+    )
+
+
+@transaction.atomic
+def wallet_release(
+    *, wallet_id: int, amount: Decimal, reference: str, payout_id: int | None = None
+) -> LedgerEntry:
+    """Returns a failed payout's total debit from reserved to available (``payout_reversal``)."""
+    amount = _require_positive(amount)
+    wallet = wallet_lock(wallet_id=wallet_id)
+    if wallet.reserved_balance < amount:
+        raise InsufficientReservedBalanceError()
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_REVERSAL,
+        amount=amount,
+        available_delta=amount,
+        reserved_delta=-amount,
+        reference=reference,
+        payout_id=payout_id,
+    )
+
+
+# --- Funding -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FundingResult:
+    funding_transfer: FundingTransfer
+    wallet: Wallet
+    duplicate: bool
+
+    @property
+    def ledger_entry(self) -> LedgerEntry:
+        return self.funding_transfer.ledger_entry
+
+
+def _funding_duplicate(
+    *, existing: FundingTransfer, wallet_id: int, amount: Decimal
+) -> FundingResult:
+    if existing.wallet_id != wallet_id or existing.amount != amount:
+        logger.warning(
+            "funding reference %s replayed with different wallet or amount; ignored",
+            existing.provider_reference,
+        )
+        raise FundingReferenceConflictError()
+    logger.info(
+        "funding reference %s already credited; replay ignored", existing.provider_reference
+    )
+    return FundingResult(
+        funding_transfer=existing,
+        wallet=Wallet.objects.get(pk=wallet_id),
+        duplicate=True,
+    )
+
+
+@transaction.atomic
+def wallet_fund(
+    *,
+    wallet_id: int,
+    amount: Decimal,
+    reference: str,
+    source: str = FundingSource.PROVIDER,
+    currency: str = CURRENCY_NGN,
+    sender_account_name: str = "",
+    sender_account_number: str = "",
+    sender_bank_name: str = "",
+    narration: str = "",
+    raw_payload: dict[str, Any] | None = None,
+) -> FundingResult:
+    """Credits an inbound transfer to available balance, once per provider ``reference``.
+
+    Replays of the same reference (even concurrent ones) return the original transfer with
+    ``duplicate=True``: the wallet lock serialises them, the unique constraint backs it up.
+    Inactive wallets are still credited: the money has arrived in the static account.
+    """
+    amount = _require_positive(amount)
+    reference = reference.strip()
+    if not reference or len(reference) > 100:
+        raise ApplicationError("reference: must be 1 to 100 characters")
+    if currency != CURRENCY_NGN:
+        raise ApplicationError("currency: only NGN transfers can be credited")
+    wallet = wallet_lock(wallet_id=wallet_id)
+    existing = (
+        FundingTransfer.objects.select_related("ledger_entry")
+        .filter(provider_reference=reference)
+        .first()
+    )
+    if existing is not None:
+        return _funding_duplicate(existing=existing, wallet_id=wallet.pk, amount=amount)
+    try:
+        with transaction.atomic():
+            entry = _ledger_write(
+                wallet=wallet,
+                entry_type=LedgerEntryType.FUNDING,
+                amount=amount,
+                available_delta=amount,
+                reserved_delta=ZERO,
+                reference=reference,
+                description=narration,
+            )
+            funding = FundingTransfer.objects.create(
+                provider_reference=reference,
+                wallet=wallet,
+                ledger_entry=entry,
+                amount=amount,
+                currency=currency,
+                source=source,
+                receiving_account_number=wallet.static_account_number,
+                sender_account_name=sender_account_name[:200],
+                sender_account_number=sender_account_number[:20],
+                sender_bank_name=sender_bank_name[:150],
+                narration=narration[:255],
+                raw_payload=raw_payload or {},
+            )
+    except IntegrityError:
+        # The same reference was credited to another wallet concurrently.
+        wallet.refresh_from_db()
+        existing = FundingTransfer.objects.get(provider_reference=reference)
+        return _funding_duplicate(existing=existing, wallet_id=wallet.pk, amount=amount)
+    logger.info("wallet %s funded %s (reference %s)", wallet.pk, amount, reference)
+    return FundingResult(funding_transfer=funding, wallet=wallet, duplicate=False)
+
+
+def funding_receive(
+    *,
+    account_number: str,
+    amount: Decimal,
+    reference: str,
+    source: str = FundingSource.PROVIDER,
+    currency: str = CURRENCY_NGN,
+    sender_account_name: str = "",
+    sender_account_number: str = "",
+    sender_bank_name: str = "",
+    narration: str = "",
+    raw_payload: dict[str, Any] | None = None,
+) -> FundingResult:
+    """Credits the wallet that owns the receiving static ``account_number``."""
+    wallet_id = (
+        Wallet.objects.filter(static_account_number=account_number)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if wallet_id is None:
+        raise NotFoundError("Receiving account number is not assigned to any wallet")
+    return wallet_fund(
+        wallet_id=wallet_id,
+        amount=amount,
+        reference=reference,
+        source=source,
+        currency=currency,
+        sender_account_name=sender_account_name,
+        sender_account_number=sender_account_number,
+        sender_bank_name=sender_bank_name,
+        narration=narration,
+        raw_payload=raw_payload,
+    )

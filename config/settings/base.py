@@ -212,3 +212,27 @@ CALLBACK_URL_ALLOW_PRIVATE = env.bool("CALLBACK_URL_ALLOW_PRIVATE", default=Fals
 PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(
     seconds=env.int("PAYOUT_AMBIGUOUS_REQUERY_DELAY_SECONDS", default=300)
 )
+# Wallets: static virtual accounts, funding notifications, bank cache, name enquiry.
+WALLET_STATIC_ACCOUNT_BANK_NAME = env.str("WALLET_STATIC_ACCOUNT_BANK_NAME", default="Wema Bank")
+WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME = env.str(
+    "WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME", default="Sandbox Test Bank"
+)
+FUNDING_WEBHOOK_SECRET = env.str(
+    "FUNDING_WEBHOOK_SECRET", default="dev-funding-webhook-secret-change-me"
+)
+FUNDING_WEBHOOK_SIGNATURE_HEADER = env.str(
+    "FUNDING_WEBHOOK_SIGNATURE_HEADER", default="X-Provider-Signature"
+)
+BANK_LIST_CACHE_SECONDS = env.int("BANK_LIST_CACHE_SECONDS", default=300)
+PAYSTACK_BASE_URL = env.str("PAYSTACK_BASE_URL", default="https://api.paystack.co").rstrip("/")
+PAYSTACK_SECRET_KEY = env.str("PAYSTACK_SECRET_KEY", default="")
+PAYSTACK_TIMEOUT_SECONDS = env.float("PAYSTACK_TIMEOUT_SECONDS", default=5.0)
+NAME_ENQUIRY_PROVIDERS = {
+    "test": env.str(
+        "NAME_ENQUIRY_PROVIDER_TEST", default="wallets.providers.sandbox.SandboxNameEnquiryProvider"
+    ),
+    "live": env.str(
+        "NAME_ENQUIRY_PROVIDER_LIVE",
+        default="wallets.providers.paystack.PaystackNameEnquiryProvider",
+    ),
+}
