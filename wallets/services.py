@@ -31,6 +31,11 @@ from wallets.models import (
     Wallet,
     WalletStatus,
 )
+from wallets.name_enquiry import (
+    NameEnquiryResult,
+    beneficiary_account_number_validate,
+    name_enquiry_resolve,
+)
 
 if TYPE_CHECKING:
     from merchants.models import Merchant
@@ -376,3 +381,19 @@ def funding_receive(
         narration=narration,
         raw_payload=raw_payload,
     )
+
+
+__all__ = [
+    "FundingResult",
+    "NameEnquiryResult",
+    "beneficiary_account_number_validate",
+    "funding_receive",
+    "name_enquiry_resolve",
+    "wallet_capture",
+    "wallet_fund",
+    "wallet_lock",
+    "wallet_release",
+    "wallet_reserve",
+    "wallet_status_set",
+    "wallets_create_for_merchant",
+]
