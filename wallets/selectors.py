@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Q, QuerySet, Subquery, Sum
+from django.db.models import F, Q, QuerySet, Subquery, Sum, Window
 from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
@@ -105,6 +105,20 @@ def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QueryS
     if wallet_ids is not None:
         queryset = queryset.filter(pk__in=wallet_ids)
     return queryset
+
+
+def ledger_snapshot_mismatch_count() -> int:
+    """Entries whose balance-after snapshots differ from the running sums of their wallet's
+    deltas (in entry order). Two queries, computed in the database."""
+    window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
+    consistent = LedgerEntry.objects.annotate(
+        running_available=Window(Sum("available_delta"), **window),
+        running_reserved=Window(Sum("reserved_delta"), **window),
+    ).filter(
+        running_available=F("available_balance_after"),
+        running_reserved=F("reserved_balance_after"),
+    )
+    return LedgerEntry.objects.count() - consistent.count()
 
 
 # --- Banks -------------------------------------------------------------------------------------

@@ -112,9 +112,19 @@ def wallet_status_set(*, wallet_id: int, status: str) -> Wallet:
 # --- Locking and ledger writes -----------------------------------------------------------------
 
 
+def _in_atomic_block() -> bool:
+    """True inside a ``transaction.atomic()`` opened by the code, not only by a test case.
+
+    Test cases wrap every test in atomic blocks marked ``_from_testcase`` (Django uses the same
+    mark for ``durable=True``); ignoring them keeps this check meaningful under tests.
+    """
+    connection = transaction.get_connection()
+    return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
+
+
 def wallet_lock(*, wallet_id: int) -> Wallet:
     """Locks the wallet row until the surrounding transaction ends and returns it fresh."""
-    if not transaction.get_connection().in_atomic_block:
+    if not _in_atomic_block():
         raise RuntimeError("wallet_lock must be called inside transaction.atomic()")
     try:
         return Wallet.objects.select_for_update().get(pk=wallet_id)
@@ -181,7 +191,7 @@ def wallet_reserve(
 
     ``wallet`` must be the instance returned by :func:`wallet_lock` in the current transaction.
     """
-    if not transaction.get_connection().in_atomic_block:
+    if not _in_atomic_block():
         raise RuntimeError("wallet_reserve must be called inside transaction.atomic()")
     amount = _require_positive(amount)
     if wallet.status != WalletStatus.ACTIVE:

@@ -1,3 +1,34 @@
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from wallets.api.views import (
+    BankListApi,
+    FundingNotificationApi,
+    NameEnquiryApi,
+    PayoutQuoteApi,
+    TestWalletFundApi,
+    WalletDetailApi,
+    WalletLedgerListApi,
+)
+
+urlpatterns = [
+    path("transactions/in/merchant-wallet", WalletDetailApi.as_view(), name="wallet-detail"),
+    path(
+        "transactions/in/merchant-wallet/ledger",
+        WalletLedgerListApi.as_view(),
+        name="wallet-ledger",
+    ),
+    # Registered before the payouts app's ``merchant-wallet/payouts/...`` routes.
+    path(
+        "transactions/in/merchant-wallet/payouts/quote",
+        PayoutQuoteApi.as_view(),
+        name="payout-quote",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/name-enquiry",
+        NameEnquiryApi.as_view(),
+        name="payout-name-enquiry",
+    ),
+    path("transactions/bank", BankListApi.as_view(), name="bank-list"),
+    path("webhooks/funding", FundingNotificationApi.as_view(), name="funding-notification"),
+    path("test-helpers/wallet/fund", TestWalletFundApi.as_view(), name="test-wallet-fund"),
+]

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import factory
+
+from merchants.models import Mode
+from tests.merchants.factories import MerchantFactory
+from wallets.models import Bank, FeeSchedule, FeeTier, Wallet, WalletStatus
+
+
+class WalletFactory(factory.django.DjangoModelFactory):
+    """A wallet with zero balances; fund it through ``wallets.services.wallet_fund``."""
+
+    class Meta:
+        model = Wallet
+
+    merchant = factory.SubFactory(MerchantFactory)
+    mode = Mode.TEST
+    currency = "NGN"
+    status = WalletStatus.ACTIVE
+    static_account_number = factory.Sequence(lambda n: f"{7_000_000_000 + n}")
+    static_bank_name = "Sandbox Test Bank"
+    static_account_name = factory.LazyAttribute(lambda o: o.merchant.name)
+
+
+class BankFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Bank
+
+    name = factory.Sequence(lambda n: f"Test Bank {n}")
+    bank_code = factory.Sequence(lambda n: f"T{n:05d}")
+    institution_code = factory.Sequence(lambda n: f"9{n:05d}")
+    is_active = True
+
+
+class FeeScheduleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FeeSchedule
+
+    name = factory.Sequence(lambda n: f"Schedule {n}")
+    currency = "NGN"
+    effective_from = factory.Sequence(lambda n: datetime(2030, 1, 1 + n % 28, tzinfo=UTC))
+
+
+class FeeTierFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FeeTier
+
+    schedule = factory.SubFactory(FeeScheduleFactory)
+    min_amount = Decimal("0.01")
+    max_amount = None
+    fee_amount = Decimal("10.00")

@@ -1,0 +1,256 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.db import transaction
+
+from core.exceptions import ApplicationError, NotFoundError
+from merchants.models import Mode
+from wallets.exceptions import (
+    FundingReferenceConflictError,
+    InsufficientBalanceError,
+    InsufficientReservedBalanceError,
+    WalletInactiveError,
+)
+from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, WalletStatus
+from wallets.selectors import wallet_totals
+from wallets.services import (
+    funding_receive,
+    wallet_capture,
+    wallet_fund,
+    wallet_lock,
+    wallet_release,
+    wallet_reserve,
+    wallet_status_set,
+)
+
+pytestmark = pytest.mark.django_db
+
+D = Decimal
+
+
+def _reserve(wallet, amount: str, reference: str = "PAYOUT-1", payout_id: int | None = None):
+    with transaction.atomic():
+        locked = wallet_lock(wallet_id=wallet.pk)
+        return wallet_reserve(
+            wallet=locked, amount=D(amount), reference=reference, payout_id=payout_id
+        )
+
+
+def test_wallet_lock_outside_atomic_block_is_refused(test_wallet) -> None:
+    with pytest.raises(RuntimeError, match="inside transaction.atomic"):
+        wallet_lock(wallet_id=test_wallet.pk)
+
+
+def test_wallet_reserve_outside_atomic_block_is_refused(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    with pytest.raises(RuntimeError, match="inside transaction.atomic"):
+        wallet_reserve(wallet=test_wallet, amount=D("1.00"), reference="P")
+
+
+def test_wallet_lock_unknown_wallet_is_not_found(db) -> None:
+    with pytest.raises(NotFoundError), transaction.atomic():
+        wallet_lock(wallet_id=999_999_999)
+
+
+def test_funding_credits_available_balance_and_writes_one_entry(test_wallet) -> None:
+    result = wallet_fund(wallet_id=test_wallet.pk, amount=D("2500.50"), reference="PRV-1")
+    test_wallet.refresh_from_db()
+    assert result.duplicate is False
+    assert test_wallet.available_balance == D("2500.50")
+    entry = result.ledger_entry
+    assert entry.entry_type == LedgerEntryType.FUNDING
+    assert (entry.amount, entry.available_delta, entry.reserved_delta) == (
+        D("2500.50"),
+        D("2500.50"),
+        D("0.00"),
+    )
+    assert (entry.available_balance_after, entry.reserved_balance_after) == (
+        D("2500.50"),
+        D("0.00"),
+    )
+    assert entry.reference == "PRV-1"
+
+
+def test_funding_replay_credits_once(test_wallet) -> None:
+    first = wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-2")
+    replay = wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-2")
+    test_wallet.refresh_from_db()
+    assert replay.duplicate is True
+    assert replay.funding_transfer.pk == first.funding_transfer.pk
+    assert test_wallet.available_balance == D("10.00")
+    assert LedgerEntry.objects.filter(wallet=test_wallet).count() == 1
+
+
+def test_funding_reference_reused_for_other_amount_is_a_conflict(test_wallet) -> None:
+    wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-3")
+    with pytest.raises(FundingReferenceConflictError):
+        wallet_fund(wallet_id=test_wallet.pk, amount=D("11.00"), reference="PRV-3")
+    test_wallet.refresh_from_db()
+    assert test_wallet.available_balance == D("10.00")
+
+
+def test_funding_reference_reused_for_other_wallet_is_a_conflict(test_wallet, live_wallet) -> None:
+    wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-4")
+    with pytest.raises(FundingReferenceConflictError):
+        wallet_fund(wallet_id=live_wallet.pk, amount=D("10.00"), reference="PRV-4")
+    live_wallet.refresh_from_db()
+    assert live_wallet.available_balance == D("0.00")
+
+
+def test_funding_an_inactive_wallet_still_credits_it(test_wallet) -> None:
+    wallet_status_set(wallet_id=test_wallet.pk, status=WalletStatus.INACTIVE)
+    wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-5")
+    test_wallet.refresh_from_db()
+    assert test_wallet.available_balance == D("10.00")
+
+
+@pytest.mark.parametrize("amount", ["0.00", "-1.00", "0.001"])
+def test_funding_rejects_non_positive_or_sub_kobo_amounts(test_wallet, amount: str) -> None:
+    with pytest.raises(ApplicationError):
+        wallet_fund(wallet_id=test_wallet.pk, amount=D(amount), reference="PRV-6")
+    assert not FundingTransfer.objects.exists()
+
+
+def test_funding_receive_credits_the_wallet_owning_the_account(test_wallet, live_wallet) -> None:
+    funding_receive(
+        account_number=live_wallet.static_account_number, amount=D("75.00"), reference="PRV-7"
+    )
+    live_wallet.refresh_from_db()
+    test_wallet.refresh_from_db()
+    assert live_wallet.available_balance == D("75.00")
+    assert test_wallet.available_balance == D("0.00")
+    transfer = FundingTransfer.objects.get(provider_reference="PRV-7")
+    assert transfer.receiving_account_number == live_wallet.static_account_number
+
+
+def test_funding_receive_unknown_account_is_not_found(db) -> None:
+    with pytest.raises(NotFoundError):
+        funding_receive(account_number="1000000000", amount=D("1.00"), reference="PRV-8")
+    assert not FundingTransfer.objects.exists()
+
+
+def test_reserve_moves_total_debit_from_available_to_reserved(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    entry = _reserve(test_wallet, "60.00", reference="PAYOUT-9", payout_id=9)
+    test_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, test_wallet.reserved_balance) == (D("40.00"), D("60.00"))
+    assert entry.entry_type == LedgerEntryType.PAYOUT_RESERVE
+    assert (entry.available_delta, entry.reserved_delta) == (D("-60.00"), D("60.00"))
+    assert (entry.payout_id, entry.reference) == (9, "PAYOUT-9")
+
+
+def test_reserve_exactly_the_available_balance_succeeds(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "100.00")
+    test_wallet.refresh_from_db()
+    assert test_wallet.available_balance == D("0.00")
+
+
+def test_reserve_more_than_available_is_refused_and_changes_nothing(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    with pytest.raises(InsufficientBalanceError, match="insufficient available wallet balance"):
+        _reserve(test_wallet, "100.01")
+    test_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, test_wallet.reserved_balance) == (D("100.00"), D("0"))
+    assert LedgerEntry.objects.filter(wallet=test_wallet).count() == 1
+
+
+def test_reserve_on_inactive_wallet_is_refused(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    wallet_status_set(wallet_id=test_wallet.pk, status=WalletStatus.INACTIVE)
+    with pytest.raises(WalletInactiveError, match="merchant wallet is not active"):
+        _reserve(test_wallet, "1.00")
+    test_wallet.refresh_from_db()
+    assert test_wallet.reserved_balance == D("0.00")
+
+
+def test_capture_records_amount_and_fee_in_one_debit_entry(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "60.00")
+    entry = wallet_capture(
+        wallet_id=test_wallet.pk,
+        amount=D("50.00"),
+        fee_amount=D("10.00"),
+        reference="PAYOUT-1",
+        payout_id=1,
+    )
+    test_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, test_wallet.reserved_balance) == (D("40.00"), D("0.00"))
+    assert entry.entry_type == LedgerEntryType.PAYOUT_DEBIT
+    assert (entry.amount, entry.fee_amount) == (D("50.00"), D("10.00"))
+    assert (entry.available_delta, entry.reserved_delta) == (D("0.00"), D("-60.00"))
+    totals = wallet_totals(wallet=test_wallet)
+    assert totals.captured == D("60.00")
+    assert totals.balanced
+
+
+def test_capture_more_than_reserved_is_refused(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "20.00")
+    with pytest.raises(InsufficientReservedBalanceError):
+        wallet_capture(
+            wallet_id=test_wallet.pk, amount=D("15.00"), fee_amount=D("10.00"), reference="P"
+        )
+    test_wallet.refresh_from_db()
+    assert test_wallet.reserved_balance == D("20.00")
+
+
+def test_release_returns_total_debit_to_available(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "60.00")
+    entry = wallet_release(wallet_id=test_wallet.pk, amount=D("60.00"), reference="PAYOUT-1")
+    test_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, test_wallet.reserved_balance) == (D("100.00"), D("0"))
+    assert entry.entry_type == LedgerEntryType.PAYOUT_REVERSAL
+    assert (entry.available_delta, entry.reserved_delta) == (D("60.00"), D("-60.00"))
+
+
+def test_release_more_than_reserved_is_refused(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "10.00")
+    with pytest.raises(InsufficientReservedBalanceError):
+        wallet_release(wallet_id=test_wallet.pk, amount=D("10.01"), reference="P")
+
+
+def test_release_and_capture_work_on_an_inactive_wallet(test_wallet, fund) -> None:
+    fund(test_wallet, "100.00")
+    _reserve(test_wallet, "30.00", reference="A")
+    _reserve(test_wallet, "30.00", reference="B")
+    wallet_status_set(wallet_id=test_wallet.pk, status=WalletStatus.INACTIVE)
+    wallet_capture(
+        wallet_id=test_wallet.pk, amount=D("20.00"), fee_amount=D("10.00"), reference="A"
+    )
+    wallet_release(wallet_id=test_wallet.pk, amount=D("30.00"), reference="B")
+    test_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, test_wallet.reserved_balance) == (D("70.00"), D("0.00"))
+
+
+def test_wallet_status_set_rejects_unknown_status(test_wallet) -> None:
+    with pytest.raises(ApplicationError):
+        wallet_status_set(wallet_id=test_wallet.pk, status="frozen")
+
+
+def test_totals_reflect_a_mixed_history(test_wallet, fund) -> None:
+    fund(test_wallet, "1000.00")
+    _reserve(test_wallet, "110.00", reference="A")
+    _reserve(test_wallet, "225.00", reference="B")
+    wallet_capture(
+        wallet_id=test_wallet.pk, amount=D("100.00"), fee_amount=D("10.00"), reference="A"
+    )
+    wallet_release(wallet_id=test_wallet.pk, amount=D("225.00"), reference="B")
+    totals = wallet_totals(wallet=test_wallet)
+    assert totals.funded == D("1000.00")
+    assert totals.captured == D("110.00")
+    assert totals.available == D("890.00")
+    assert totals.reserved == D("0.00")
+    assert totals.available + totals.reserved + totals.captured == totals.funded
+    assert (totals.ledger_available, totals.ledger_reserved) == (D("890.00"), D("0.00"))
+
+
+def test_test_and_live_wallets_are_independent(test_wallet, live_wallet, fund) -> None:
+    fund(test_wallet, "10.00")
+    live_wallet.refresh_from_db()
+    assert live_wallet.mode == Mode.LIVE
+    assert live_wallet.available_balance == D("0.00")

@@ -1,0 +1,62 @@
+"""Recomputes every wallet from its ledger; exits non-zero when anything disagrees."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from wallets.selectors import ledger_snapshot_mismatch_count, wallet_reconciliation_list
+
+PROGRESS_THRESHOLD = 50
+BAR_WIDTH = 30
+
+
+class Command(BaseCommand):
+    help = (
+        "Check that each wallet's available and reserved balances equal the sums of its ledger "
+        "deltas, and that every entry's balance-after snapshot matches the running sum."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    def _progress(self, done: int, total: int, *, interactive: bool) -> None:
+        filled = BAR_WIDTH * done // total
+        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+        line = f"[{bar}] {done}/{total} wallets"
+        if interactive:
+            self.stderr.write(f"\r{line}", ending="\n" if done == total else "")
+        else:
+            self.stderr.write(line)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        wallets = wallet_reconciliation_list()
+        total = wallets.count()
+        show_progress = not options["no_progress"] and total >= PROGRESS_THRESHOLD
+        interactive = sys.stderr.isatty()
+        step = max(1, total // (100 if interactive else 10))
+        mismatched = []
+        for done, wallet in enumerate(wallets.iterator(chunk_size=500), start=1):
+            if (
+                wallet.available_balance != wallet.ledger_available
+                or wallet.reserved_balance != wallet.ledger_reserved
+            ):
+                mismatched.append(wallet)
+            if show_progress and (done % step == 0 or done == total):
+                self._progress(done, total, interactive=interactive)
+        for wallet in mismatched:
+            self.stderr.write(
+                f"wallet {wallet.pk} ({wallet.mode}): available {wallet.available_balance} vs "
+                f"ledger {wallet.ledger_available}; reserved {wallet.reserved_balance} vs "
+                f"ledger {wallet.ledger_reserved}"
+            )
+        bad_snapshots = ledger_snapshot_mismatch_count()
+        summary = (
+            f"Reconciled {total} wallet(s): {total - len(mismatched)} match, "
+            f"{len(mismatched)} mismatch; {bad_snapshots} ledger snapshot mismatch(es)."
+        )
+        if mismatched or bad_snapshots:
+            raise CommandError(summary)
+        self.stdout.write(self.style.SUCCESS(summary))
