@@ -212,6 +212,32 @@ CALLBACK_URL_ALLOW_PRIVATE = env.bool("CALLBACK_URL_ALLOW_PRIVATE", default=Fals
 PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(
     seconds=env.int("PAYOUT_AMBIGUOUS_REQUERY_DELAY_SECONDS", default=300)
 )
+# Payouts: providers per mode, dispatch and requery timing (see payouts/services.py).
+PAYOUT_PROVIDER_BY_MODE = {
+    "test": env.str("PAYOUT_PROVIDER_TEST", default="sandbox"),
+    "live": env.str("PAYOUT_PROVIDER_LIVE", default="paystack"),
+}
+PAYOUT_PROVIDER_TIMEOUT_SECONDS = env.float("PAYOUT_PROVIDER_TIMEOUT_SECONDS", default=30.0)
+PAYOUT_REQUERY_MAX_INTERVAL = timedelta(
+    seconds=env.int("PAYOUT_REQUERY_MAX_INTERVAL_SECONDS", default=6 * 3600)
+)
+PAYOUT_DISPATCHED_REQUERY_AFTER = timedelta(
+    seconds=env.int("PAYOUT_DISPATCHED_REQUERY_AFTER_SECONDS", default=300)
+)
+PAYOUT_DISPATCH_STUCK_AFTER = timedelta(
+    seconds=env.int("PAYOUT_DISPATCH_STUCK_AFTER_SECONDS", default=120)
+)
+PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(
+    seconds=env.int("PAYOUT_DISPATCH_CLAIM_TIMEOUT_SECONDS", default=180)
+)
+CELERY_BEAT_SCHEDULE["payouts-requery-ambiguous"] = {
+    "task": "payouts.tasks.payouts_requery_due_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_REQUERY_SWEEP_SECONDS", default=60)),
+}
+CELERY_BEAT_SCHEDULE["payouts-dispatch-stuck"] = {
+    "task": "payouts.tasks.payouts_dispatch_stuck_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_SWEEP_SECONDS", default=60)),
+}
 # Wallets: static virtual accounts, funding notifications, bank cache, name enquiry.
 WALLET_STATIC_ACCOUNT_BANK_NAME = env.str("WALLET_STATIC_ACCOUNT_BANK_NAME", default="Wema Bank")
 WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME = env.str(

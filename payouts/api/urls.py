@@ -1,3 +1,17 @@
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from payouts.api.views import PayoutDetailApi, PayoutListCreateApi, PayoutRequeryApi
+
+urlpatterns = [
+    path("transactions/in/merchant-wallet/payouts", PayoutListCreateApi.as_view(), name="payouts"),
+    path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>",
+        PayoutDetailApi.as_view(),
+        name="payout-detail",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>/requery",
+        PayoutRequeryApi.as_view(),
+        name="payout-requery",
+    ),
+]

@@ -1,0 +1,160 @@
+"""Input and output serializers for the payout routes (spec §2.1, §4.4–4.7)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework import serializers
+
+from core.api.fields import AmountField, MoneyField, StrictSerializer
+from core.money import CURRENCY_NGN
+from payouts.models import PayoutStatus
+
+STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
+
+
+class StrictCharField(serializers.CharField):
+    """A string field that refuses numbers, booleans and objects instead of coercing them."""
+
+    default_error_messages = {"not_a_string": "must be a string"}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class StrictPositiveIntegerField(serializers.IntegerField):
+    """A JSON integer ≥ 1: strings, booleans and floats are refused."""
+
+    default_error_messages = {"invalid": "must be a positive integer"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("error_messages", {"min_value": "must be a positive integer"})
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+# --- Create ----------------------------------------------------------------------------------
+
+
+class PayoutCreateInputSerializer(StrictSerializer):
+    account_number = StrictCharField(trim_whitespace=False)
+    bank_code = StrictCharField(max_length=10, trim_whitespace=False)
+    bank_id = StrictPositiveIntegerField(required=False)
+    amount = AmountField()
+    currency = StrictCharField(required=False, default=CURRENCY_NGN, trim_whitespace=False)
+    narration = StrictCharField(
+        required=False, allow_null=True, allow_blank=True, max_length=255, default=None
+    )
+    idempotency_key = StrictCharField(max_length=175, trim_whitespace=False)
+
+    def validate_account_number(self, value: str) -> str:
+        if not (len(value) == 10 and value.isascii() and value.isdigit()):
+            raise serializers.ValidationError("must be exactly 10 digits")
+        return value
+
+    def validate_idempotency_key(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("This field may not be blank.")
+        return value
+
+
+# --- List ------------------------------------------------------------------------------------
+
+
+class IsoDateTimeParamField(serializers.Field):
+    """An ISO 8601 date or date-time query parameter. A bare date is the start of that day
+    (``from_date``) or its end (``to_date``); a time without offset is in ``TIME_ZONE``."""
+
+    default_error_messages = {"invalid": "must be an ISO 8601 date or date-time"}
+
+    def __init__(self, *, end_of_day: bool = False, **kwargs: Any) -> None:
+        self.end_of_day = end_of_day
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> datetime:
+        if not isinstance(data, str) or not data.isascii():
+            self.fail("invalid")
+        value: datetime | None = None
+        day: date | None = None
+        try:
+            if len(data) == 10:
+                day = parse_date(data)
+            else:
+                value = parse_datetime(data.replace(" ", "+", 1) if "T" in data else data)
+        except ValueError:
+            self.fail("invalid")
+        if day is not None:
+            value = datetime.combine(day, time.min)
+            if self.end_of_day:
+                value = value + timedelta(days=1) - timedelta(microseconds=1)
+        if value is None:
+            self.fail("invalid")
+        if timezone.is_naive(value):
+            value = timezone.make_aware(value)
+        return value
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()
+
+
+class PayoutListParamsSerializer(serializers.Serializer):
+    """§4.5 filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+
+    currency = serializers.CharField(required=False, default=CURRENCY_NGN)
+    status = serializers.ChoiceField(
+        choices=PayoutStatus.choices,
+        required=False,
+        error_messages={"invalid_choice": f"must be one of {STATUS_CHOICES_TEXT}"},
+    )
+    from_date = IsoDateTimeParamField(required=False)
+    to_date = IsoDateTimeParamField(required=False, end_of_day=True)
+    reference = serializers.CharField(required=False, max_length=200)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("from_date"), attrs.get("to_date")
+        if start is not None and end is not None and end < start:
+            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
+        return attrs
+
+
+# --- Output ----------------------------------------------------------------------------------
+
+
+class BeneficiaryOutputSerializer(serializers.Serializer):
+    account_number = serializers.CharField()
+    account_name = serializers.CharField()
+    bank_code = serializers.CharField()
+    bank_name = serializers.CharField()
+
+
+class PayoutOutputSerializer(serializers.Serializer):
+    """The Payout resource of spec §2.1."""
+
+    id = serializers.IntegerField()
+    internal_reference = serializers.CharField()
+    beneficiary = BeneficiaryOutputSerializer(source="*")
+    currency = serializers.CharField()
+    amount = MoneyField()
+    fee_amount = MoneyField()
+    total_debit_amount = MoneyField()
+    status = serializers.ChoiceField(choices=PayoutStatus.choices)
+    narration = serializers.CharField(allow_null=True)
+    error_message = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    updated_at = serializers.DateTimeField()
+
+
+class PayoutCreateOutputSerializer(serializers.Serializer):
+    payout = PayoutOutputSerializer()
+    duplicate = serializers.BooleanField()

@@ -1,0 +1,199 @@
+"""Payouts: a transfer from a merchant wallet to a beneficiary bank account (spec §2.1, §3.1).
+
+A payout is created ``reserved`` (its total debit moved from available to reserved balance in the
+same transaction) and then moves through the state machine in ``payouts.state_machine``. The
+provider's raw answers are kept for audit; manual resolutions by finance staff are recorded in
+``PayoutResolution``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from core.money import CURRENCY_NGN
+from merchants.models import Mode
+
+ZERO = Decimal("0.00")
+
+
+def _money(**kwargs: Any) -> models.DecimalField:
+    return models.DecimalField(max_digits=20, decimal_places=2, **kwargs)
+
+
+class PayoutStatus(models.TextChoices):
+    RESERVED = "reserved", "Reserved"
+    PROCESSING = "processing", "Processing"
+    DISPATCHED = "dispatched", "Dispatched"
+    AMBIGUOUS = "ambiguous", "Ambiguous"
+    SUCCESSFUL = "successful", "Successful"
+    FAILED = "failed", "Failed"
+
+
+PENDING_STATUSES: tuple[str, ...] = (
+    PayoutStatus.RESERVED,
+    PayoutStatus.PROCESSING,
+    PayoutStatus.DISPATCHED,
+    PayoutStatus.AMBIGUOUS,
+)
+FINAL_STATUSES: tuple[str, ...] = (PayoutStatus.SUCCESSFUL, PayoutStatus.FAILED)
+
+
+class Payout(models.Model):
+    # Indexed by the composite list indexes below (wallet first), not on its own.
+    wallet = models.ForeignKey(
+        "wallets.Wallet", on_delete=models.PROTECT, related_name="payouts", db_index=False
+    )
+    merchant = models.ForeignKey(
+        "merchants.Merchant", on_delete=models.PROTECT, related_name="payouts"
+    )
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    internal_reference = models.CharField(max_length=40, unique=True)
+    idempotency_key = models.CharField(max_length=175)
+    request_fingerprint = models.CharField(
+        max_length=64, help_text="SHA-256 of the normalised request parameters"
+    )
+
+    # Beneficiary, as resolved by name enquiry at creation.
+    account_number = models.CharField(max_length=10)
+    account_name = models.CharField(max_length=200)
+    bank_code = models.CharField(max_length=10)
+    bank_name = models.CharField(max_length=150)
+    bank_id = models.IntegerField(help_text="wallets.Bank primary key")
+
+    currency = models.CharField(max_length=3, default=CURRENCY_NGN)
+    amount = _money()
+    fee_amount = _money(default=ZERO)
+    total_debit_amount = _money()
+    status = models.CharField(
+        max_length=12, choices=PayoutStatus.choices, default=PayoutStatus.RESERVED
+    )
+    narration = models.CharField(max_length=255, null=True, blank=True)
+    error_message = models.CharField(max_length=255, null=True, blank=True)
+
+    # Provider side.
+    provider_name = models.CharField(max_length=30)
+    provider_reference = models.CharField(max_length=100, blank=True, default="")
+    provider_responses = models.JSONField(
+        default=list, blank=True, help_text="Raw provider answers, oldest first (audit)"
+    )
+
+    # Dispatch and requery bookkeeping.
+    dispatch_attempts = models.PositiveIntegerField(default=0)
+    dispatch_claimed_at = models.DateTimeField(null=True, blank=True)
+    verify_before_send = models.BooleanField(
+        default=False,
+        help_text="An earlier attempt may have sent the transfer: ask the provider first",
+    )
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    ambiguous_since = models.DateTimeField(null=True, blank=True)
+    next_requery_at = models.DateTimeField(null=True, blank=True)
+    requery_count = models.PositiveIntegerField(default=0)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [
+            ("resolve_payout", "Can resolve an ambiguous payout manually"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["wallet", "idempotency_key"], name="payout_unique_idempotency_key"
+            ),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payout_amount_gt_0"),
+            models.CheckConstraint(condition=Q(fee_amount__gte=0), name="payout_fee_gte_0"),
+            models.CheckConstraint(
+                condition=Q(total_debit_amount=F("amount") + F("fee_amount")),
+                name="payout_total_is_amount_plus_fee",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=PayoutStatus.values), name="payout_status_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["wallet", "-created_at", "-id"], name="payout_wallet_newest_idx"),
+            models.Index(
+                fields=["wallet", "status", "-created_at", "-id"], name="payout_wallet_status_idx"
+            ),
+            models.Index(fields=["wallet", "account_number"], name="payout_wallet_account_idx"),
+            # Sweepers: pending payouts only, so the index stays small.
+            models.Index(
+                fields=["status", "created_at"],
+                name="payout_pending_created_idx",
+                condition=Q(status__in=["reserved", "processing"]),
+            ),
+            models.Index(
+                fields=["next_requery_at"],
+                name="payout_requery_due_idx",
+                condition=Q(status__in=["dispatched", "ambiguous"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.internal_reference} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+
+class ResolutionStatus(models.TextChoices):
+    SUCCESSFUL = PayoutStatus.SUCCESSFUL.value, PayoutStatus.SUCCESSFUL.label
+    FAILED = PayoutStatus.FAILED.value, PayoutStatus.FAILED.label
+
+
+class PayoutResolution(models.Model):
+    """Audit record of a manual resolution of an ambiguous payout by finance staff."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.PROTECT, related_name="resolutions")
+    from_status = models.CharField(max_length=12, choices=PayoutStatus.choices)
+    to_status = models.CharField(max_length=12, choices=ResolutionStatus.choices)
+    reason = models.TextField()
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="payout_resolutions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(reason=""), name="payout_resolution_reason_required"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.payout.internal_reference}: {self.from_status} → {self.to_status}"
+
+
+class SandboxTransfer(models.Model):
+    """The sandbox provider's own record of transfers it accepted, keyed by our reference.
+
+    It makes the sandbox idempotent (a second initiate with one reference is the same transfer)
+    and lets magic accounts change their answer across requeries in any process.
+    """
+
+    reference = models.CharField(max_length=40, unique=True)
+    account_number = models.CharField(max_length=10)
+    amount = _money()
+    outcome = models.CharField(max_length=12)
+    transfer_code = models.CharField(max_length=40, unique=True)
+    initiate_count = models.PositiveIntegerField(default=1)
+    query_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"sandbox {self.transfer_code} ({self.reference})"

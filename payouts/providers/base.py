@@ -1,0 +1,84 @@
+"""What a payout provider adapter offers the payout service, and what it answers.
+
+Every call carries our ``internal_reference`` as the provider's idempotency reference, so a
+retried dispatch can never create a second transfer. Adapters never raise for provider or
+network trouble: they classify it into a ``TransferOutcome`` and keep the raw exchange.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from django.utils import timezone
+
+RAW_BODY_MAX_CHARS = 4000
+
+
+class TransferOutcome(StrEnum):
+    """How a provider call ended, from the point of view of the money."""
+
+    SUCCESSFUL = "successful"  # the beneficiary is credited
+    FAILED = "failed"  # the transfer existed and definitively failed (or was reversed)
+    PENDING = "pending"  # the provider holds the transfer and is still processing it
+    UNKNOWN = "unknown"  # the request may have been received: timeout, 5xx, broken connection
+    NOT_FOUND = "not_found"  # verify only: the provider has no transfer with this reference
+    REJECTED = "rejected"  # initiate only: refused before any transfer existed; no money moved
+    NOT_SENT = "not_sent"  # initiate only: the request certainly never reached the provider
+
+
+@dataclass(frozen=True)
+class ProviderExchange:
+    """One raw request/answer pair, kept on the payout for audit (never holds secrets)."""
+
+    operation: str
+    http_status: int | None
+    body: Any
+    error: str = ""
+    at: str = field(default_factory=lambda: timezone.now().isoformat())
+
+    def as_dict(self) -> dict[str, Any]:
+        body = self.body
+        if isinstance(body, str) and len(body) > RAW_BODY_MAX_CHARS:
+            body = body[:RAW_BODY_MAX_CHARS] + "…"
+        return {
+            "operation": self.operation,
+            "http_status": self.http_status,
+            "body": body,
+            "error": self.error,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class TransferRequest:
+    reference: str
+    account_number: str
+    account_name: str
+    bank_code: str
+    amount: Decimal
+    currency: str
+    narration: str | None
+
+
+@dataclass(frozen=True)
+class TransferResult:
+    outcome: TransferOutcome
+    provider_reference: str = ""
+    message: str = ""
+    raw: tuple[ProviderExchange, ...] = ()
+
+
+@runtime_checkable
+class PayoutProvider(Protocol):
+    name: str
+
+    def initiate_transfer(self, request: TransferRequest) -> TransferResult:
+        """Sends the transfer with ``request.reference`` as its idempotency reference."""
+        ...
+
+    def verify_transfer(self, *, reference: str) -> TransferResult:
+        """Reads the transfer's status by our reference, without resubmitting it."""
+        ...

@@ -1,0 +1,156 @@
+"""The test-mode payout provider. No money moves; magic beneficiary accounts pick the outcome.
+
+| account number | initiate             | every requery (verify)        |
+|----------------|----------------------|-------------------------------|
+| 1000000001     | failed (reversed)    | failed                        |
+| 1000000002     | ambiguous (timeout)  | successful                    |
+| 1000000003     | ambiguous (timeout)  | still pending → ambiguous     |
+| anything else  | successful           | successful                    |
+
+The sandbox keeps its transfers in the database (``SandboxTransfer``, one row per reference), so
+it behaves the same in the web process, the worker and the sweepers, and initiating twice with
+one reference is one transfer.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from payouts.models import SandboxTransfer
+from payouts.providers.base import (
+    ProviderExchange,
+    TransferOutcome,
+    TransferRequest,
+    TransferResult,
+)
+
+ACCOUNT_FAILED = "1000000001"
+ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL = "1000000002"
+ACCOUNT_ALWAYS_AMBIGUOUS = "1000000003"
+
+MAGIC_ACCOUNTS: dict[str, str] = {
+    ACCOUNT_FAILED: "failed (reversed); requery answers failed",
+    ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL: "ambiguous; the first requery resolves it to successful",
+    ACCOUNT_ALWAYS_AMBIGUOUS: "ambiguous; every requery stays ambiguous",
+}
+
+FAILED_MESSAGE = "Transfer reversed by the beneficiary bank (sandbox)"
+TIMEOUT_MESSAGE = "Provider timed out before confirming the transfer (sandbox)"
+
+
+class SandboxProvider:
+    name = "sandbox"
+
+    def initiate_transfer(self, request: TransferRequest) -> TransferResult:
+        transfer = self._transfer_record(request)
+        account = transfer.account_number
+        if account == ACCOUNT_FAILED:
+            outcome, message, http_status = TransferOutcome.FAILED, FAILED_MESSAGE, 200
+        elif account in (ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL, ACCOUNT_ALWAYS_AMBIGUOUS):
+            # The transfer reached the sandbox but the answer was lost: a gateway timeout.
+            outcome, message, http_status = TransferOutcome.UNKNOWN, TIMEOUT_MESSAGE, 504
+        else:
+            outcome, message, http_status = TransferOutcome.SUCCESSFUL, "Transfer successful", 200
+        body = None if http_status == 504 else self._body(transfer, outcome)
+        return TransferResult(
+            outcome=outcome,
+            provider_reference=transfer.transfer_code if body else "",
+            message=message,
+            raw=(
+                ProviderExchange(
+                    operation="sandbox.initiate_transfer",
+                    http_status=http_status,
+                    body=body,
+                    error=message if body is None else "",
+                ),
+            ),
+        )
+
+    def verify_transfer(self, *, reference: str) -> TransferResult:
+        with transaction.atomic():
+            transfer = (
+                SandboxTransfer.objects.select_for_update().filter(reference=reference).first()
+            )
+            if transfer is None:
+                return TransferResult(
+                    outcome=TransferOutcome.NOT_FOUND,
+                    message="Transfer not found",
+                    raw=(
+                        ProviderExchange(
+                            operation="sandbox.verify_transfer",
+                            http_status=404,
+                            body={"status": False, "message": "Transfer not found"},
+                        ),
+                    ),
+                )
+            transfer.query_count = F("query_count") + 1
+            transfer.save(update_fields=["query_count", "updated_at"])
+            transfer.refresh_from_db(fields=["query_count"])
+        account = transfer.account_number
+        if account == ACCOUNT_FAILED:
+            outcome, message = TransferOutcome.FAILED, FAILED_MESSAGE
+        elif account == ACCOUNT_ALWAYS_AMBIGUOUS:
+            outcome, message = TransferOutcome.PENDING, "Transfer is still being processed"
+        else:
+            outcome, message = TransferOutcome.SUCCESSFUL, "Transfer successful"
+        return TransferResult(
+            outcome=outcome,
+            provider_reference=transfer.transfer_code,
+            message=message,
+            raw=(
+                ProviderExchange(
+                    operation="sandbox.verify_transfer",
+                    http_status=200,
+                    body=self._body(transfer, outcome),
+                ),
+            ),
+        )
+
+    @staticmethod
+    def _transfer_record(request: TransferRequest) -> SandboxTransfer:
+        """The sandbox transfer for this reference, created on first sight (idempotent)."""
+        existing = SandboxTransfer.objects.filter(reference=request.reference).first()
+        if existing is None:
+            try:
+                with transaction.atomic():
+                    return SandboxTransfer.objects.create(
+                        reference=request.reference,
+                        account_number=request.account_number,
+                        amount=request.amount,
+                        outcome=_initial_outcome(request.account_number),
+                        transfer_code=f"TRF_sbx_{secrets.token_hex(8)}",
+                    )
+            except IntegrityError:
+                existing = SandboxTransfer.objects.get(reference=request.reference)
+        SandboxTransfer.objects.filter(pk=existing.pk).update(
+            initiate_count=F("initiate_count") + 1
+        )
+        return existing
+
+    @staticmethod
+    def _body(transfer: SandboxTransfer, outcome: TransferOutcome) -> dict[str, object]:
+        status = {
+            TransferOutcome.SUCCESSFUL: "success",
+            TransferOutcome.FAILED: "reversed",
+            TransferOutcome.PENDING: "pending",
+        }.get(outcome, "pending")
+        return {
+            "status": True,
+            "data": {
+                "reference": transfer.reference,
+                "transfer_code": transfer.transfer_code,
+                "status": status,
+                "amount": str(transfer.amount),
+            },
+        }
+
+
+def _initial_outcome(account_number: str) -> str:
+    if account_number == ACCOUNT_FAILED:
+        return TransferOutcome.FAILED
+    if account_number in (ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL, ACCOUNT_ALWAYS_AMBIGUOUS):
+        return TransferOutcome.UNKNOWN
+    return TransferOutcome.SUCCESSFUL

@@ -1,0 +1,93 @@
+"""Payout reads: the merchant's list and details, and what the sweepers must look at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from django.db.models import Q, QuerySet, Subquery
+
+from core.exceptions import NotFoundError
+from payouts.models import Payout, PayoutStatus
+from wallets.models import Wallet
+
+if TYPE_CHECKING:
+    from merchants.models import Merchant
+
+PAYOUT_NOT_FOUND_MESSAGE = "Payout not found"
+
+
+@dataclass(frozen=True)
+class PayoutListFilters:
+    status: str | None = None
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # inclusive
+    reference: str | None = None
+
+
+def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
+    return Subquery(Wallet.objects.filter(merchant=merchant, mode=mode).values("pk")[:1])
+
+
+def payout_list(
+    *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
+) -> QuerySet[Payout]:
+    """The merchant's payouts of one mode, newest first.
+
+    Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
+    and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order.
+    """
+    filters = filters or PayoutListFilters()
+    queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
+    if filters.status:
+        queryset = queryset.filter(status=filters.status)
+    if filters.created_from is not None:
+        queryset = queryset.filter(created_at__gte=filters.created_from)
+    if filters.created_to is not None:
+        queryset = queryset.filter(created_at__lte=filters.created_to)
+    if filters.reference:
+        reference = filters.reference
+        queryset = queryset.filter(
+            Q(internal_reference=reference)
+            | Q(account_number=reference)
+            | Q(account_name__icontains=reference)
+        )
+    return queryset.order_by("-created_at", "-id")
+
+
+def payout_get(*, merchant: Merchant, mode: str, payout_id: int) -> Payout:
+    """One payout of the merchant in this mode; 404 for another merchant's or mode's."""
+    payout = Payout.objects.filter(pk=payout_id, merchant=merchant, mode=mode).first()
+    if payout is None:
+        raise NotFoundError(PAYOUT_NOT_FOUND_MESSAGE)
+    return payout
+
+
+def payout_ids_due_for_requery(*, now: datetime, limit: int) -> list[int]:
+    """``ambiguous`` and long-``dispatched`` payouts whose next requery time has come."""
+    return list(
+        Payout.objects.filter(
+            status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS),
+            next_requery_at__lte=now,
+        )
+        .order_by("next_requery_at", "id")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def payout_ids_stuck_for_dispatch(
+    *, now: datetime, older_than: timedelta, claim_timeout: timedelta, limit: int
+) -> list[int]:
+    """``reserved`` payouts older than ``older_than`` (their dispatch message was lost) and
+    ``processing`` payouts whose claim is stale or was released (the worker died or the
+    provider could not be reached)."""
+    return list(
+        Payout.objects.filter(
+            Q(status=PayoutStatus.RESERVED, created_at__lte=now - older_than)
+            | Q(status=PayoutStatus.PROCESSING, dispatch_claimed_at__isnull=True)
+            | Q(status=PayoutStatus.PROCESSING, dispatch_claimed_at__lte=now - claim_timeout)
+        )
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:limit]
+    )

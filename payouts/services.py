@@ -1,0 +1,678 @@
+"""Payout writes: create (idempotent), dispatch, requery, manual resolution.
+
+Money moves only through ``wallets.services`` (reserve, capture, release). Every status change
+happens on the payout row locked with ``select_for_update()`` and goes through
+``payouts.state_machine``. Provider calls happen outside any transaction, carry our
+``internal_reference`` as the idempotency reference, and their raw answers are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.exceptions import ApplicationError, ConflictError
+from core.money import CURRENCY_NGN, format_amount
+from payouts.models import FINAL_STATUSES, Payout, PayoutResolution, PayoutStatus
+from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.registry import provider_get, provider_name_for_mode
+from payouts.state_machine import payout_transition
+from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
+from wallets.selectors import bank_get_by_code, payout_fee_calculate, wallet_get
+from wallets.services import (
+    name_enquiry_resolve,
+    wallet_capture,
+    wallet_lock,
+    wallet_release,
+    wallet_reserve,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from merchants.models import Merchant
+    from wallets.models import Bank
+
+logger = logging.getLogger(__name__)
+
+ONLY_NGN_MESSAGE = "Only NGN payouts are supported"
+BANK_UNRESOLVED_MESSAGE = "Beneficiary bank could not be resolved"
+BANK_ID_MISMATCH_MESSAGE = "bank_id: does not match bank_code"
+IDEMPOTENCY_CONFLICT_MESSAGE = "Idempotency key already used for a different payout request"
+NOT_ELIGIBLE_MESSAGE = "Payout is not eligible for status requery"
+NOT_FOUND_MESSAGE = "Payout not found"
+DEFAULT_FAILURE_MESSAGE = "Transfer failed"
+PROVIDER_RESPONSES_KEPT = 50
+
+
+# --- Settings helpers ----------------------------------------------------------------------
+
+
+def _seconds_setting(name: str, default: int) -> timedelta:
+    value = getattr(settings, name, None)
+    if value is None:
+        return timedelta(seconds=default)
+    return value if isinstance(value, timedelta) else timedelta(seconds=value)
+
+
+def ambiguous_requery_delay() -> timedelta:
+    return _seconds_setting("PAYOUT_AMBIGUOUS_REQUERY_DELAY", 300)
+
+
+def requery_max_interval() -> timedelta:
+    return _seconds_setting("PAYOUT_REQUERY_MAX_INTERVAL", 6 * 3600)
+
+
+def dispatched_requery_after() -> timedelta:
+    return _seconds_setting("PAYOUT_DISPATCHED_REQUERY_AFTER", 300)
+
+
+def dispatch_claim_timeout() -> timedelta:
+    return _seconds_setting("PAYOUT_DISPATCH_CLAIM_TIMEOUT", 180)
+
+
+def next_requery_at(*, now: datetime, requery_count: int) -> datetime:
+    """Exponential backoff: delay, 2×delay, 4×delay, … capped at the maximum interval."""
+    delay = ambiguous_requery_delay() * (2 ** min(requery_count, 16))
+    return now + min(delay, max(requery_max_interval(), ambiguous_requery_delay()))
+
+
+# --- Create --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PayoutCreateResult:
+    payout: Payout
+    duplicate: bool
+
+
+def payout_fingerprint(
+    *,
+    account_number: str,
+    bank_code: str,
+    bank_id: int | None,
+    amount: Decimal,
+    currency: str,
+    narration: str | None,
+) -> str:
+    """SHA-256 of the normalised parameters: ``"100"`` and ``"100.00"`` are the same payout."""
+    normalised = {
+        "account_number": account_number,
+        "bank_code": bank_code,
+        "bank_id": bank_id,
+        "amount": format_amount(amount),
+        "currency": currency,
+        "narration": narration or None,
+    }
+    encoded = json.dumps(normalised, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def internal_reference_generate() -> str:
+    """``po_<yyyymmdd>_<20 hex>``: lowercase, digits and ``_`` only (provider-safe)."""
+    return f"po_{timezone.now():%Y%m%d}_{secrets.token_hex(10)}"
+
+
+def _payout_by_key(*, wallet_id: int, idempotency_key: str) -> Payout | None:
+    return Payout.objects.filter(wallet_id=wallet_id, idempotency_key=idempotency_key).first()
+
+
+def _replay(*, existing: Payout, fingerprint: str) -> PayoutCreateResult:
+    if existing.request_fingerprint != fingerprint:
+        raise ConflictError(IDEMPOTENCY_CONFLICT_MESSAGE)
+    return PayoutCreateResult(payout=existing, duplicate=True)
+
+
+def _bank_resolve(*, bank_code: str, bank_id: int | None) -> Bank:
+    bank = bank_get_by_code(bank_code=bank_code)
+    if bank is None:
+        raise ApplicationError(BANK_UNRESOLVED_MESSAGE)
+    if bank_id is not None and bank_id != bank.pk:
+        raise ApplicationError(BANK_ID_MISMATCH_MESSAGE)
+    return bank
+
+
+def payout_create(
+    *,
+    merchant: Merchant,
+    mode: str,
+    account_number: str,
+    bank_code: str,
+    amount: Decimal,
+    idempotency_key: str,
+    currency: str = CURRENCY_NGN,
+    narration: str | None = None,
+    bank_id: int | None = None,
+) -> PayoutCreateResult:
+    """Accepts a payout: total debit reserved and the payout ``reserved``, in one transaction.
+
+    The idempotency fast path, name enquiry and fee lookup run before the wallet lock; the lock
+    is held only to re-check the key, insert the payout and reserve the funds. Concurrent
+    requests with one key serialise on the lock; the unique constraint backs it up.
+    """
+    if currency != CURRENCY_NGN:
+        raise ApplicationError(ONLY_NGN_MESSAGE)
+    bank = _bank_resolve(bank_code=bank_code, bank_id=bank_id)
+    narration = narration or None
+    wallet = wallet_get(merchant=merchant, mode=mode)
+    fingerprint = payout_fingerprint(
+        account_number=account_number,
+        bank_code=bank_code,
+        bank_id=bank_id,
+        amount=amount,
+        currency=currency,
+        narration=narration,
+    )
+    existing = _payout_by_key(wallet_id=wallet.pk, idempotency_key=idempotency_key)
+    if existing is not None:
+        return _replay(existing=existing, fingerprint=fingerprint)
+
+    # Cheap checks on an unlocked read first, so hopeless requests cost no provider call;
+    # both are checked again under the lock by wallet_reserve.
+    if not wallet.is_active:
+        raise WalletInactiveError()
+    fee_amount = payout_fee_calculate(amount=amount)
+    total_debit_amount = amount + fee_amount
+    if wallet.available_balance < total_debit_amount:
+        raise InsufficientBalanceError()
+    beneficiary = name_enquiry_resolve(
+        mode=mode, account_number=account_number, bank_code=bank_code
+    )
+
+    try:
+        return _payout_insert(
+            wallet_id=wallet.pk,
+            fingerprint=fingerprint,
+            fields={
+                "merchant": merchant,
+                "mode": mode,
+                "internal_reference": internal_reference_generate(),
+                "idempotency_key": idempotency_key,
+                "request_fingerprint": fingerprint,
+                "account_number": account_number,
+                "account_name": beneficiary.account_name[:200],
+                "bank_code": bank.bank_code,
+                "bank_name": bank.name,
+                "bank_id": bank.pk,
+                "currency": currency,
+                "amount": amount,
+                "fee_amount": fee_amount,
+                "total_debit_amount": total_debit_amount,
+                "narration": narration,
+                "provider_name": provider_name_for_mode(mode),
+            },
+        )
+    except IntegrityError:
+        # Lost a race on the idempotency key that the lock did not serialise: the winner's
+        # payout is committed, and this request is its replay.
+        existing = _payout_by_key(wallet_id=wallet.pk, idempotency_key=idempotency_key)
+        if existing is None:
+            raise
+        return _replay(existing=existing, fingerprint=fingerprint)
+
+
+@transaction.atomic
+def _payout_insert(
+    *, wallet_id: int, fingerprint: str, fields: dict[str, Any]
+) -> PayoutCreateResult:
+    wallet = wallet_lock(wallet_id=wallet_id)
+    existing = _payout_by_key(wallet_id=wallet_id, idempotency_key=fields["idempotency_key"])
+    if existing is not None:
+        return _replay(existing=existing, fingerprint=fingerprint)
+    payout = Payout.objects.create(wallet=wallet, status=PayoutStatus.RESERVED, **fields)
+    wallet_reserve(
+        wallet=wallet,
+        amount=payout.total_debit_amount,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
+    )
+    payout_id = payout.pk
+    transaction.on_commit(lambda: payout_dispatch_enqueue(payout_id=payout_id))
+    logger.info(
+        "payout %s reserved %s on wallet %s",
+        payout.internal_reference,
+        payout.total_debit_amount,
+        wallet_id,
+    )
+    return PayoutCreateResult(payout=payout, duplicate=False)
+
+
+def payout_dispatch_enqueue(*, payout_id: int) -> bool:
+    """Queues the dispatch task. A broker outage must not fail an accepted payout: the payout
+    stays ``reserved`` and the ``dispatch_stuck`` sweeper queues it later."""
+    from payouts.tasks import payout_dispatch_task
+
+    try:
+        payout_dispatch_task.delay(payout_id)
+    except Exception:
+        logger.exception("could not enqueue dispatch of payout %s; dispatch_stuck will", payout_id)
+        return False
+    return True
+
+
+# --- Settling ------------------------------------------------------------------------------
+
+
+def _record_raw(payout: Payout, result: TransferResult) -> None:
+    if not result.raw:
+        return
+    responses = list(payout.provider_responses or [])
+    responses.extend(exchange.as_dict() for exchange in result.raw)
+    payout.provider_responses = responses[-PROVIDER_RESPONSES_KEPT:]
+
+
+def _succeed(payout: Payout, *, now: datetime) -> None:
+    payout_transition(payout=payout, to_status=PayoutStatus.SUCCESSFUL)
+    wallet_capture(
+        wallet_id=payout.wallet_id,
+        amount=payout.amount,
+        fee_amount=payout.fee_amount,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
+    )
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = None
+
+
+def _fail(payout: Payout, *, now: datetime, message: str) -> None:
+    payout_transition(payout=payout, to_status=PayoutStatus.FAILED)
+    wallet_release(
+        wallet_id=payout.wallet_id,
+        amount=payout.total_debit_amount,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
+    )
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
+
+
+def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
+    if payout.status != PayoutStatus.AMBIGUOUS:
+        payout_transition(payout=payout, to_status=PayoutStatus.AMBIGUOUS)
+        payout.ambiguous_since = now
+    payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
+
+
+def _settle(payout: Payout, result: TransferResult, *, now: datetime, from_requery: bool) -> None:
+    """Applies a provider answer to a ``dispatched`` or ``ambiguous`` payout (locked)."""
+    if result.provider_reference and not payout.provider_reference:
+        payout.provider_reference = result.provider_reference[:100]
+    if result.outcome == TransferOutcome.SUCCESSFUL:
+        _succeed(payout, now=now)
+    elif result.outcome == TransferOutcome.FAILED:
+        _fail(payout, now=now, message=result.message)
+    elif result.outcome == TransferOutcome.PENDING and not from_requery:
+        # Accepted and in progress: stays dispatched; the sweeper asks again later.
+        payout.next_requery_at = now + dispatched_requery_after()
+    else:
+        # Timeout, 5xx, unknown reference, or still pending when asked: not conclusive.
+        _make_ambiguous(payout, now=now)
+
+
+# --- Dispatch ------------------------------------------------------------------------------
+
+
+class DispatchDeferredError(Exception):
+    """The provider was not reached; the payout stays ``processing`` for a later attempt."""
+
+
+class DispatchStep(StrEnum):
+    SKIPPED = "skipped"
+    APPLIED = "applied"
+    DEFERRED = "deferred"
+
+
+@dataclass(frozen=True)
+class DispatchClaim:
+    payout: Payout
+    attempt: int
+
+
+def _claim_is_stale(payout: Payout, *, now: datetime) -> bool:
+    claimed_at = payout.dispatch_claimed_at
+    return claimed_at is None or claimed_at <= now - dispatch_claim_timeout()
+
+
+@transaction.atomic
+def payout_dispatch_claim(*, payout_id: int) -> DispatchClaim | None:
+    """``reserved → processing``, or retakes a ``processing`` payout whose claim went stale or
+    was released.
+
+    Retaking a claim that went stale (the worker died while it held it) means an earlier attempt
+    may have sent the transfer: the payout is marked ``verify_before_send`` so the provider is
+    asked by reference before anything is sent again. A released claim (``NOT_SENT``) keeps the
+    mark as it was.
+    """
+    payout = Payout.objects.select_for_update().filter(pk=payout_id).first()
+    if payout is None:
+        logger.warning("dispatch of payout %s skipped: it does not exist", payout_id)
+        return None
+    now = timezone.now()
+    if payout.status == PayoutStatus.RESERVED:
+        payout_transition(payout=payout, to_status=PayoutStatus.PROCESSING)
+    elif payout.status == PayoutStatus.PROCESSING and _claim_is_stale(payout, now=now):
+        if payout.dispatch_claimed_at is not None:
+            payout.verify_before_send = True
+    else:
+        return None
+    payout.dispatch_attempts += 1
+    payout.dispatch_claimed_at = now
+    payout.save(
+        update_fields=[
+            "status",
+            "dispatch_attempts",
+            "dispatch_claimed_at",
+            "verify_before_send",
+            "updated_at",
+        ]
+    )
+    return DispatchClaim(payout=payout, attempt=payout.dispatch_attempts)
+
+
+def _transfer_request(payout: Payout) -> TransferRequest:
+    return TransferRequest(
+        reference=payout.internal_reference,
+        account_number=payout.account_number,
+        account_name=payout.account_name,
+        bank_code=payout.bank_code,
+        amount=payout.amount,
+        currency=payout.currency,
+        narration=payout.narration,
+    )
+
+
+@transaction.atomic
+def _dispatch_apply(
+    *, payout_id: int, attempt: int, result: TransferResult, verify_before_send: bool
+) -> DispatchStep:
+    payout = Payout.objects.select_for_update().get(pk=payout_id)
+    _record_raw(payout, result)
+    if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != attempt:
+        logger.warning(
+            "payout %s: dispatch attempt %s answered after another took over (%s); kept for audit",
+            payout.internal_reference,
+            attempt,
+            payout.status,
+        )
+        payout.save(update_fields=["provider_responses", "updated_at"])
+        return DispatchStep.SKIPPED
+    now = timezone.now()
+    payout.verify_before_send = verify_before_send
+    if result.outcome == TransferOutcome.NOT_SENT:
+        payout.dispatch_claimed_at = None  # free for the next attempt
+        payout.save()
+        return DispatchStep.DEFERRED
+    if result.outcome == TransferOutcome.REJECTED:
+        _fail(payout, now=now, message=result.message)
+    else:
+        payout_transition(payout=payout, to_status=PayoutStatus.DISPATCHED)
+        payout.dispatched_at = now
+        _settle(payout, result, now=now, from_requery=False)
+    payout.save()
+    logger.info("payout %s dispatched: %s", payout.internal_reference, payout.status)
+    return DispatchStep.APPLIED
+
+
+def payout_dispatch(*, payout_id: int) -> Payout | None:
+    """Sends a ``reserved`` payout to its provider and applies the answer. Idempotent: does
+    nothing unless the payout is ``reserved``, or ``processing`` with a stale or released claim.
+
+    When an earlier attempt may have sent the transfer (``verify_before_send``), the provider is
+    asked by reference first: a transfer it holds is settled from its answer and never sent
+    again; if it cannot be asked, nothing is sent. Raises ``DispatchDeferredError`` when nothing
+    reached the provider, for the task to retry.
+    """
+    claim = payout_dispatch_claim(payout_id=payout_id)
+    if claim is None:
+        return None
+    payout = claim.payout
+    provider = provider_get(payout.provider_name)
+    result: TransferResult | None = None
+    verify_before_send = payout.verify_before_send
+    if verify_before_send:
+        earlier = provider.verify_transfer(reference=payout.internal_reference)
+        if earlier.outcome == TransferOutcome.NOT_FOUND:
+            verify_before_send = False
+        elif earlier.outcome == TransferOutcome.UNKNOWN:
+            result = TransferResult(
+                outcome=TransferOutcome.NOT_SENT,
+                message=f"could not check for an earlier transfer: {earlier.message}",
+                raw=earlier.raw,
+            )
+        else:
+            result = earlier
+    if result is None:
+        result = provider.initiate_transfer(_transfer_request(payout))
+    step = _dispatch_apply(
+        payout_id=payout.pk,
+        attempt=claim.attempt,
+        result=result,
+        verify_before_send=verify_before_send,
+    )
+    if step == DispatchStep.DEFERRED:
+        raise DispatchDeferredError(
+            f"payout {payout.internal_reference}: provider not reached ({result.message})"
+        )
+    return Payout.objects.get(pk=payout.pk)
+
+
+# --- Requery -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def _requery_apply(*, payout_id: int, result: TransferResult) -> Payout:
+    payout = Payout.objects.select_for_update().get(pk=payout_id)
+    _record_raw(payout, result)
+    if payout.status not in (PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS):
+        payout.save(update_fields=["provider_responses", "updated_at"])
+        return payout  # settled meanwhile by another requery or the worker
+    payout.requery_count += 1
+    _settle(payout, result, now=timezone.now(), from_requery=True)
+    payout.save()
+    logger.info("payout %s requeried: %s", payout.internal_reference, payout.status)
+    return payout
+
+
+def payout_requery(*, payout: Payout) -> Payout:
+    """Asks the provider for the payout's status by reference, without resubmitting it.
+
+    * final payouts: 409 (``ConflictError``);
+    * ``reserved``, or ``processing`` whose claim went stale: nothing was sent yet (or the worker
+      died), so no provider call: the dispatch is queued again and the payout returned as is;
+      ``processing`` with a live claim is being sent right now and is returned as is;
+    * ``dispatched``/``ambiguous``: the provider's answer settles it (``successful``/``failed``)
+      or leaves it ``ambiguous`` with the next automatic requery pushed back exponentially.
+    """
+    if payout.status in FINAL_STATUSES:
+        raise ConflictError(NOT_ELIGIBLE_MESSAGE)
+    if payout.status in (PayoutStatus.RESERVED, PayoutStatus.PROCESSING):
+        if payout.status == PayoutStatus.RESERVED or _claim_is_stale(payout, now=timezone.now()):
+            payout_id = payout.pk
+            transaction.on_commit(lambda: payout_dispatch_enqueue(payout_id=payout_id))
+        return payout
+    provider = provider_get(payout.provider_name)
+    result = provider.verify_transfer(reference=payout.internal_reference)
+    return _requery_apply(payout_id=payout.pk, result=result)
+
+
+# --- Manual resolution (back office) -------------------------------------------------------
+
+
+RESOLUTION_REASON_MIN_LENGTH = 10
+
+
+@transaction.atomic
+def payout_resolve_manually(
+    *, payout_id: int, to_status: str, reason: str, resolved_by: AbstractBaseUser
+) -> PayoutResolution:
+    """Finance staff settle an ``ambiguous`` payout after checking with the provider/bank.
+
+    Same state machine and wallet services as the automatic path: ``successful`` captures the
+    reserved funds, ``failed`` releases them. The reason and the actor are recorded.
+    """
+    reason = (reason or "").strip()
+    if len(reason) < RESOLUTION_REASON_MIN_LENGTH:
+        raise ApplicationError(
+            f"reason: a written reason of at least {RESOLUTION_REASON_MIN_LENGTH} characters "
+            "is required"
+        )
+    if to_status not in (PayoutStatus.SUCCESSFUL, PayoutStatus.FAILED):
+        raise ApplicationError("to_status: must be successful or failed")
+    payout = Payout.objects.select_for_update().get(pk=payout_id)
+    if payout.status != PayoutStatus.AMBIGUOUS:
+        raise ConflictError("Only ambiguous payouts can be resolved manually")
+    from_status = payout.status
+    now = timezone.now()
+    if to_status == PayoutStatus.SUCCESSFUL:
+        _succeed(payout, now=now)
+    else:
+        _fail(payout, now=now, message=f"Resolved as failed by finance: {reason}")
+    payout.save()
+    resolution = PayoutResolution.objects.create(
+        payout=payout,
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        resolved_by=resolved_by,
+    )
+    logger.info(
+        "payout %s resolved manually %s → %s by user %s",
+        payout.internal_reference,
+        from_status,
+        to_status,
+        resolved_by.pk,
+    )
+    return resolution
+
+
+# --- Sweepers --------------------------------------------------------------------------------
+
+
+REQUERY_LEASE = timedelta(seconds=120)
+DEFAULT_SWEEP_LIMIT = 500
+
+
+def dispatch_stuck_after() -> timedelta:
+    return _seconds_setting("PAYOUT_DISPATCH_STUCK_AFTER", 120)
+
+
+@dataclass
+class SweepReport:
+    """What a sweeper run did, for the ops one-line summary."""
+
+    name: str
+    selected: int = 0
+    outcomes: dict[str, int] | None = None
+    errors: int = 0
+
+    def count(self, outcome: str) -> None:
+        self.outcomes = self.outcomes or {}
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{n} {o}" for o, n in sorted((self.outcomes or {}).items()))
+        return (
+            f"{self.name}: {self.selected} payout(s) selected"
+            f"{': ' + parts if parts else ''}; {self.errors} error(s)"
+        )
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def payouts_requery_due(
+    *,
+    now: datetime | None = None,
+    limit: int = DEFAULT_SWEEP_LIMIT,
+    enqueue: bool = False,
+    progress: ProgressCallback | None = None,
+) -> SweepReport:
+    """Requeries ``ambiguous`` and long-``dispatched`` payouts that are due (never sooner than
+    ``PAYOUT_AMBIGUOUS_REQUERY_DELAY`` after becoming ambiguous, then with exponential backoff).
+
+    ``enqueue=True`` (Celery beat) leases each payout for a while and hands it to the worker;
+    otherwise (management command) each is requeried here.
+    """
+    from payouts.selectors import payout_ids_due_for_requery
+    from payouts.tasks import payout_requery_task
+
+    now = now or timezone.now()
+    report = SweepReport(name="requery_ambiguous")
+    payout_ids = payout_ids_due_for_requery(now=now, limit=limit)
+    report.selected = len(payout_ids)
+    if enqueue:
+        Payout.objects.filter(
+            pk__in=payout_ids, status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS)
+        ).update(next_requery_at=now + REQUERY_LEASE)
+    for index, payout_id in enumerate(payout_ids, start=1):
+        try:
+            if enqueue:
+                payout_requery_task.delay(payout_id)
+                report.count("queued")
+            else:
+                payout = Payout.objects.get(pk=payout_id)
+                if payout.status in FINAL_STATUSES:
+                    report.count("already final")
+                else:
+                    report.count(payout_requery(payout=payout).status)
+        except Exception:
+            logger.exception("requery of payout %s failed", payout_id)
+            report.errors += 1
+        if progress is not None:
+            progress(index, len(payout_ids))
+    return report
+
+
+def payouts_dispatch_stuck(
+    *,
+    now: datetime | None = None,
+    older_than: timedelta | None = None,
+    limit: int = DEFAULT_SWEEP_LIMIT,
+    enqueue: bool = False,
+    progress: ProgressCallback | None = None,
+) -> SweepReport:
+    """Dispatches ``reserved`` payouts whose dispatch message was lost (older than
+    ``older_than``, default ``PAYOUT_DISPATCH_STUCK_AFTER``) and ``processing`` payouts whose
+    claim went stale. Dispatch is idempotent, so racing the worker is harmless."""
+    from payouts.selectors import payout_ids_stuck_for_dispatch
+    from payouts.tasks import payout_dispatch_task
+
+    now = now or timezone.now()
+    report = SweepReport(name="dispatch_stuck")
+    payout_ids = payout_ids_stuck_for_dispatch(
+        now=now,
+        older_than=dispatch_stuck_after() if older_than is None else older_than,
+        claim_timeout=dispatch_claim_timeout(),
+        limit=limit,
+    )
+    report.selected = len(payout_ids)
+    for index, payout_id in enumerate(payout_ids, start=1):
+        try:
+            if enqueue:
+                payout_dispatch_task.apply_async(args=[payout_id], kwargs={"allow_retry": False})
+                report.count("queued")
+            else:
+                payout = payout_dispatch(payout_id=payout_id)
+                report.count(payout.status if payout is not None else "skipped")
+        except DispatchDeferredError:
+            report.count("deferred (provider unreachable)")
+        except Exception:
+            logger.exception("dispatch of payout %s failed", payout_id)
+            report.errors += 1
+        if progress is not None:
+            progress(index, len(payout_ids))
+    return report

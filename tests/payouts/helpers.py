@@ -1,0 +1,49 @@
+"""Helpers shared by the payout tests (fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from itertools import count
+
+from payouts.models import Payout
+from wallets.models import Wallet
+from wallets.selectors import wallet_totals
+from wallets.services import wallet_fund
+
+PAYOUTS_URL = "/api/v1/transactions/in/merchant-wallet/payouts"
+GOOD_ACCOUNT = "0123456789"
+GTB_CODE = "058"
+
+
+def detail_url(payout_id: int) -> str:
+    return f"{PAYOUTS_URL}/{payout_id}"
+
+
+def requery_url(payout_id: int) -> str:
+    return f"{PAYOUTS_URL}/{payout_id}/requery"
+
+
+_sequence = count(1)
+
+
+def fund_wallet(wallet: Wallet, amount: str) -> Wallet:
+    wallet_fund(wallet_id=wallet.pk, amount=Decimal(amount), reference=f"FUND-{next(_sequence)}")
+    wallet.refresh_from_db()
+    return wallet
+
+
+def new_idempotency_key() -> str:
+    return f"idem-{next(_sequence)}"
+
+
+def assert_wallet_balanced(wallet: Wallet) -> None:
+    """Balances equal the sums of the ledger deltas and available + reserved + captured ==
+    funded."""
+    totals = wallet_totals(wallet=wallet)
+    assert totals.available == totals.ledger_available
+    assert totals.reserved == totals.ledger_reserved
+    assert totals.available + totals.reserved + totals.captured == totals.funded
+
+
+def reload(payout: Payout) -> Payout:
+    return Payout.objects.get(pk=payout.pk)

@@ -1,0 +1,93 @@
+"""The sandbox provider: magic accounts, idempotency on our reference, state in the database."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from payouts.models import SandboxTransfer
+from payouts.providers.base import PayoutProvider, TransferOutcome, TransferRequest
+from payouts.providers.registry import provider_get, provider_name_for_mode
+from payouts.providers.sandbox import SandboxProvider
+
+pytestmark = pytest.mark.django_db
+
+
+def transfer_request(account_number: str, reference: str = "po_test_ref_0001") -> TransferRequest:
+    return TransferRequest(
+        reference=reference,
+        account_number=account_number,
+        account_name="ADEYEMI TUNDE",
+        bank_code="058",
+        amount=Decimal("1500.00"),
+        currency="NGN",
+        narration="Invoice",
+    )
+
+
+@pytest.mark.parametrize(
+    ("account_number", "outcome"),
+    [
+        ("0123456789", TransferOutcome.SUCCESSFUL),
+        ("1000000001", TransferOutcome.FAILED),
+        ("1000000002", TransferOutcome.UNKNOWN),
+        ("1000000003", TransferOutcome.UNKNOWN),
+    ],
+)
+def test_initiate_outcome_by_magic_account(account_number: str, outcome: TransferOutcome) -> None:
+    result = SandboxProvider().initiate_transfer(transfer_request(account_number))
+    assert result.outcome == outcome
+    assert result.raw and result.raw[0].operation == "sandbox.initiate_transfer"
+
+
+def test_initiate_twice_with_one_reference_is_one_transfer() -> None:
+    provider = SandboxProvider()
+    first = provider.initiate_transfer(transfer_request("0123456789"))
+    second = provider.initiate_transfer(transfer_request("0123456789"))
+    transfer = SandboxTransfer.objects.get(reference="po_test_ref_0001")
+    assert SandboxTransfer.objects.count() == 1
+    assert transfer.initiate_count == 2
+    assert first.provider_reference == second.provider_reference == transfer.transfer_code
+
+
+def test_verify_unknown_reference_is_not_found() -> None:
+    result = SandboxProvider().verify_transfer(reference="po_never_sent")
+    assert result.outcome == TransferOutcome.NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("account_number", "outcome"),
+    [
+        ("0123456789", TransferOutcome.SUCCESSFUL),
+        ("1000000001", TransferOutcome.FAILED),
+        ("1000000002", TransferOutcome.SUCCESSFUL),
+        ("1000000003", TransferOutcome.PENDING),
+    ],
+)
+def test_verify_outcome_by_magic_account(account_number: str, outcome: TransferOutcome) -> None:
+    provider = SandboxProvider()
+    provider.initiate_transfer(transfer_request(account_number))
+    result = provider.verify_transfer(reference="po_test_ref_0001")
+    assert result.outcome == outcome
+    assert SandboxTransfer.objects.get(reference="po_test_ref_0001").query_count == 1
+
+
+def test_always_ambiguous_account_stays_pending_on_every_verify() -> None:
+    provider = SandboxProvider()
+    provider.initiate_transfer(transfer_request("1000000003"))
+    outcomes = [provider.verify_transfer(reference="po_test_ref_0001").outcome for _ in range(3)]
+    assert outcomes == [TransferOutcome.PENDING] * 3
+    assert SandboxTransfer.objects.get(reference="po_test_ref_0001").query_count == 3
+
+
+def test_registry_routes_modes_to_providers() -> None:
+    assert provider_name_for_mode("test") == "sandbox"
+    assert provider_name_for_mode("live") == "paystack"
+    assert isinstance(provider_get("sandbox"), PayoutProvider)
+    assert isinstance(provider_get("paystack"), PayoutProvider)
+
+
+def test_registry_follows_settings(settings) -> None:
+    settings.PAYOUT_PROVIDER_BY_MODE = {"test": "sandbox", "live": "sandbox"}
+    assert provider_name_for_mode("live") == "sandbox"
