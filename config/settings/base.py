@@ -238,6 +238,15 @@ CELERY_BEAT_SCHEDULE["payouts-dispatch-stuck"] = {
     "task": "payouts.tasks.payouts_dispatch_stuck_task",
     "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_SWEEP_SECONDS", default=60)),
 }
+# Collections: pending transactions expire after this many hours (beat sweep every 5 minutes).
+COLLECTION_TRANSACTION_EXPIRY_HOURS = env.int("COLLECTION_TRANSACTION_EXPIRY_HOURS", default=24)
+COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME = env.str(
+    "COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME", default="Sandbox Collections Bank"
+)
+CELERY_BEAT_SCHEDULE["collections-expire-transactions"] = {
+    "task": "collections_app.tasks.transactions_expire_task",
+    "schedule": timedelta(minutes=5),
+}
 # Wallets: static virtual accounts, funding notifications, bank cache, name enquiry.
 WALLET_STATIC_ACCOUNT_BANK_NAME = env.str("WALLET_STATIC_ACCOUNT_BANK_NAME", default="Wema Bank")
 WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME = env.str(

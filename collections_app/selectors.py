@@ -1,0 +1,53 @@
+"""Collection reads, scoped to the merchant and the key's mode; one query per route."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from collections_app.models import CollectionTransaction, TransactionSplitEntry
+from merchants.models import Merchant
+
+MAX_REFERENCE_LENGTH = 40
+
+
+def _transactions(*, merchant: Merchant, mode: str) -> QuerySet[CollectionTransaction]:
+    return CollectionTransaction.objects.filter(merchant=merchant, mode=mode).select_related(
+        "payment_item__category",
+        "payment_item__sub_category",
+        "customer",
+        "business",
+    )
+
+
+def transaction_get_for_status(
+    *, merchant: Merchant, mode: str, reference: str
+) -> CollectionTransaction | None:
+    """The merchant's transaction with its item, customer and business (one query)."""
+    if len(reference) > MAX_REFERENCE_LENGTH:
+        return None
+    return _transactions(merchant=merchant, mode=mode).filter(reference=reference).first()
+
+
+def transaction_get_for_search(
+    *, merchant: Merchant, mode: str, reference: str
+) -> CollectionTransaction | None:
+    """As ``transaction_get_for_status`` plus the split entries with subaccount and bank."""
+    if len(reference) > MAX_REFERENCE_LENGTH:
+        return None
+    entries = TransactionSplitEntry.objects.select_related("subaccount__bank").order_by("id")
+    return (
+        _transactions(merchant=merchant, mode=mode)
+        .prefetch_related(Prefetch("split_entries", queryset=entries))
+        .filter(reference=reference)
+        .first()
+    )
+
+
+def transaction_get(
+    *, merchant: Merchant, mode: str, reference: str
+) -> CollectionTransaction | None:
+    if len(reference) > MAX_REFERENCE_LENGTH:
+        return None
+    return CollectionTransaction.objects.filter(
+        merchant=merchant, mode=mode, reference=reference
+    ).first()

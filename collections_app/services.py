@@ -1,0 +1,510 @@
+"""Collection writes: customers, transaction initialization, confirmation and expiry.
+
+``payment_status`` moves only through ``_status_transition``, which checks the one
+``ALLOWED_TRANSITIONS`` map and then calls ``transaction_status_changed`` (the place where events
+and deliveries hook in). Final states never change: a late confirmation is recorded as a
+``TransactionAttempt`` with ``applied=False`` and leaves the transaction as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from collections_app.fees import collection_fee_calculate, collection_fee_schedule_get_active
+from collections_app.models import (
+    Channel,
+    CollectionTransaction,
+    ConfirmationSource,
+    Customer,
+    PaymentStatus,
+    TransactionAttempt,
+    TransactionSplitEntry,
+)
+from core.exceptions import ApplicationError, ConflictError
+from core.money import format_amount
+from core.ssrf import UnsafeURLError, url_check_public
+from merchants.models import Merchant
+from payment_items.models import PaymentItem, Subaccount
+from payment_items.selectors import payment_item_get_payable, subaccounts_get_by_codes
+from payment_items.splits import SplitShareAmount, transaction_split_breakdown
+
+logger = logging.getLogger(__name__)
+
+REFERENCE_PREFIX = "TXN_"
+REFERENCE_RANDOM_LENGTH = 20
+CUSTOMER_TAG_PREFIX = "CUS_"
+SANDBOX_GATEWAY = "sandbox"
+_REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
+
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    PaymentStatus.PENDING: frozenset(
+        {
+            PaymentStatus.PAID,
+            PaymentStatus.FAILED,
+            PaymentStatus.CANCELLED,
+            PaymentStatus.EXPIRED,
+        }
+    ),
+    PaymentStatus.PAID: frozenset(),
+    PaymentStatus.FAILED: frozenset(),
+    PaymentStatus.CANCELLED: frozenset(),
+    PaymentStatus.EXPIRED: frozenset(),
+}
+
+CONFIRMATION_OUTCOMES = (PaymentStatus.PAID, PaymentStatus.FAILED, PaymentStatus.CANCELLED)
+
+
+class InvalidTransitionError(ConflictError):
+    pass
+
+
+# --- inputs and results ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CustomerInfo:
+    email: str
+    phone_number: str
+    first_name: str
+    last_name: str
+
+
+@dataclass(frozen=True)
+class SubaccountAmount:
+    account_code: str
+    amount: int
+
+
+@dataclass(frozen=True)
+class InitializeResult:
+    transaction: CollectionTransaction
+    created: bool
+
+
+@dataclass(frozen=True)
+class ConfirmationResult:
+    transaction: CollectionTransaction
+    attempt: TransactionAttempt
+    applied: bool
+
+
+@dataclass(frozen=True)
+class ExpirySummary:
+    due: int
+    expired: int
+
+
+# --- state machine ------------------------------------------------------------------------------
+
+
+def transition_allowed(*, from_status: str, to_status: str) -> bool:
+    return to_status in ALLOWED_TRANSITIONS.get(from_status, frozenset())
+
+
+def transaction_status_changed(*, transaction: CollectionTransaction, previous_status: str) -> None:
+    """Called inside the database transaction after every ``payment_status`` change.
+
+    Events and webhook deliveries are created from here; for now it only logs.
+    """
+    logger.info(
+        "collection transaction %s: %s -> %s",
+        transaction.reference,
+        previous_status,
+        transaction.payment_status,
+    )
+
+
+def _status_transition(
+    *,
+    transaction: CollectionTransaction,
+    to_status: str,
+    now: datetime,
+    changes: dict[str, Any] | None = None,
+) -> None:
+    """Moves a locked transaction to ``to_status`` (with ``changes``), saves, calls the hook."""
+    previous_status = transaction.payment_status
+    if not transition_allowed(from_status=previous_status, to_status=to_status):
+        raise InvalidTransitionError(
+            f"Transaction is already {previous_status}; it cannot become {to_status}"
+        )
+    transaction.payment_status = to_status
+    transaction.status_changed_at = now
+    fields = ["payment_status", "status_changed_at", "updated_at"]
+    for name, value in (changes or {}).items():
+        setattr(transaction, name, value)
+        fields.append(name)
+    transaction.save(update_fields=fields)
+    transaction_status_changed(transaction=transaction, previous_status=previous_status)
+
+
+# --- customers ---------------------------------------------------------------------------------
+
+
+def _customer_tag_generate() -> str:
+    return CUSTOMER_TAG_PREFIX + "".join(
+        secrets.choice(string.ascii_lowercase + string.digits) for _ in range(16)
+    )
+
+
+@transaction.atomic
+def customer_upsert(*, merchant: Merchant, mode: str, customer_info: CustomerInfo) -> Customer:
+    """The merchant's customer with this email (any case) in this mode, created if new; names
+    and phone number are updated to the latest ones given. The ``customer_tag`` never changes."""
+    details = {
+        "phone_number": customer_info.phone_number,
+        "first_name": customer_info.first_name,
+        "last_name": customer_info.last_name,
+    }
+    for _ in range(2):
+        customer = (
+            Customer.objects.select_for_update()
+            .filter(merchant=merchant, mode=mode, email__iexact=customer_info.email)
+            .first()
+        )
+        if customer is not None:
+            changed = [name for name, value in details.items() if getattr(customer, name) != value]
+            if changed:
+                for name in changed:
+                    setattr(customer, name, details[name])
+                customer.save(update_fields=[*changed, "updated_at"])
+            return customer
+        try:
+            with transaction.atomic():
+                return Customer.objects.create(
+                    merchant=merchant,
+                    mode=mode,
+                    email=customer_info.email,
+                    customer_tag=_customer_tag_generate(),
+                    **details,
+                )
+        except IntegrityError:
+            continue  # created concurrently: read it again
+    raise ApplicationError("Customer could not be saved; please retry", status=409)
+
+
+# --- initialize --------------------------------------------------------------------------------
+
+
+def _reference_generate() -> str:
+    return REFERENCE_PREFIX + "".join(
+        secrets.choice(_REFERENCE_ALPHABET) for _ in range(REFERENCE_RANDOM_LENGTH)
+    )
+
+
+def _virtual_account_number_generate() -> str:
+    for _ in range(10):
+        number = str(secrets.randbelow(9 * 10**9) + 10**9)
+        if not CollectionTransaction.objects.filter(virtual_account_number=number).exists():
+            return number
+    raise ApplicationError("Could not allocate a payment account; please retry", status=503)
+
+
+def _request_fingerprint(
+    *,
+    payment_item_id: int,
+    channel: str,
+    amount: Decimal,
+    customer_info: CustomerInfo,
+    callback_url: str,
+    subaccounts: list[SubaccountAmount] | None,
+) -> str:
+    canonical = {
+        "payment_item_id": payment_item_id,
+        "channel": channel,
+        "amount": format_amount(amount),
+        "customer_info": {
+            "email": customer_info.email.lower(),
+            "phone_number": customer_info.phone_number,
+            "first_name": customer_info.first_name,
+            "last_name": customer_info.last_name,
+        },
+        "callback_url": callback_url,
+        "subaccounts": (
+            None
+            if subaccounts is None
+            else [[entry.account_code, entry.amount] for entry in subaccounts]
+        ),
+    }
+    body = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _replay(*, existing: CollectionTransaction, fingerprint: str) -> InitializeResult:
+    if existing.request_fingerprint != fingerprint:
+        raise ConflictError(
+            "transaction_reference has already been used for a different transaction"
+        )
+    return InitializeResult(transaction=existing, created=False)
+
+
+def _callback_url_check(callback_url: str) -> None:
+    try:
+        url_check_public(callback_url)
+    except UnsafeURLError as error:
+        raise ApplicationError(f"callback_url: {error}") from error
+
+
+def _subaccount_breakdown(
+    *, merchant: Merchant, mode: str, amount: Decimal, subaccounts: list[SubaccountAmount]
+) -> list[SplitShareAmount]:
+    codes = [entry.account_code for entry in subaccounts]
+    duplicates = sorted({code for code in codes if codes.count(code) > 1})
+    if duplicates:
+        raise ApplicationError(f"subaccounts: duplicate account_code {', '.join(duplicates)}")
+    found: dict[str, Subaccount] = subaccounts_get_by_codes(
+        merchant=merchant, mode=mode, account_codes=codes
+    )
+    unknown = [code for code in codes if code not in found]
+    if unknown:
+        raise ApplicationError(f"subaccounts: unknown account_code {', '.join(unknown)}")
+    total = sum((Decimal(entry.amount) for entry in subaccounts), Decimal("0"))
+    if total != amount:
+        raise ApplicationError(
+            f"subaccounts: the amounts must sum to the transaction amount {format_amount(amount)}"
+            f" (they sum to {format_amount(total)})"
+        )
+    return [
+        SplitShareAmount(subaccount=found[entry.account_code], share=Decimal(entry.amount))
+        for entry in subaccounts
+    ]
+
+
+@transaction.atomic
+def transaction_initialize(
+    *,
+    merchant: Merchant,
+    mode: str,
+    payment_item_id: int,
+    transaction_reference: str,
+    channel: str,
+    amount: Decimal,
+    customer_info: CustomerInfo,
+    callback_url: str,
+    subaccounts: list[SubaccountAmount] | None = None,
+) -> InitializeResult:
+    """Creates a pending collection transaction, or returns the one already created with the
+    same ``transaction_reference`` and identical parameters (409 when they differ)."""
+    fingerprint = _request_fingerprint(
+        payment_item_id=payment_item_id,
+        channel=channel,
+        amount=amount,
+        customer_info=customer_info,
+        callback_url=callback_url,
+        subaccounts=subaccounts,
+    )
+    existing = CollectionTransaction.objects.filter(
+        merchant=merchant, mode=mode, client_reference=transaction_reference
+    ).first()
+    if existing is not None:
+        return _replay(existing=existing, fingerprint=fingerprint)
+
+    item: PaymentItem | None = payment_item_get_payable(
+        merchant=merchant, mode=mode, payment_item_id=payment_item_id
+    )
+    if item is None:
+        raise ApplicationError("Payment item not found")
+    if not item.is_variable_amount and amount != item.amount:
+        raise ApplicationError("Payment amount does not match")
+    _callback_url_check(callback_url)
+
+    split_code = ""
+    if subaccounts is not None:
+        breakdown = _subaccount_breakdown(
+            merchant=merchant, mode=mode, amount=amount, subaccounts=subaccounts
+        )
+    elif item.transaction_split is not None and item.transaction_split.is_active:
+        breakdown = transaction_split_breakdown(split=item.transaction_split, amount=amount)
+        split_code = item.transaction_split.transaction_split_code
+    else:
+        breakdown = []
+
+    fee = collection_fee_calculate(amount=amount, schedule=collection_fee_schedule_get_active())
+    customer = customer_upsert(merchant=merchant, mode=mode, customer_info=customer_info)
+    now = timezone.now()
+    reference = _reference_generate()
+    virtual_account: dict[str, Any] = {}
+    meta_data: dict[str, Any] | None = None
+    authorization_url: str | None = f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}"
+    if channel == Channel.BANK_TRANSFER:
+        authorization_url = None
+        virtual_account = {
+            "virtual_account_number": _virtual_account_number_generate(),
+            "virtual_account_name": item.business.business_name[:150],
+            "virtual_bank_name": settings.COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME,
+        }
+        meta_data = {
+            "payment_instructions": {
+                "account_number": virtual_account["virtual_account_number"],
+                "bank_name": virtual_account["virtual_bank_name"],
+                "account_name": virtual_account["virtual_account_name"],
+                "amount": format_amount(amount + fee),
+            }
+        }
+    try:
+        with transaction.atomic():
+            created = CollectionTransaction.objects.create(
+                merchant=merchant,
+                mode=mode,
+                reference=reference,
+                client_reference=transaction_reference,
+                request_fingerprint=fingerprint,
+                payment_item=item,
+                business=item.business,
+                customer=customer,
+                channel=channel,
+                amount=amount,
+                transaction_fee=fee,
+                amount_to_be_paid=amount + fee,
+                callback_url=callback_url,
+                authorization_url=authorization_url,
+                transaction_split_code=split_code,
+                meta_data=meta_data,
+                initiation_time=now,
+                expires_at=now + timedelta(hours=settings.COLLECTION_TRANSACTION_EXPIRY_HOURS),
+                **virtual_account,
+            )
+    except IntegrityError:
+        existing = CollectionTransaction.objects.filter(
+            merchant=merchant, mode=mode, client_reference=transaction_reference
+        ).first()
+        if existing is None:
+            raise
+        return _replay(existing=existing, fingerprint=fingerprint)
+    TransactionSplitEntry.objects.bulk_create(
+        TransactionSplitEntry(transaction=created, subaccount=entry.subaccount, share=entry.share)
+        for entry in breakdown
+        if entry.share > 0
+    )
+    return InitializeResult(transaction=created, created=True)
+
+
+# --- confirmation and expiry -------------------------------------------------------------------
+
+
+@transaction.atomic
+def transaction_confirm(
+    *,
+    transaction: CollectionTransaction,
+    outcome: str,
+    gateway_reference: str | None = None,
+    gateway_used: str = SANDBOX_GATEWAY,
+    source: str = ConfirmationSource.TEST_HELPER,
+    amount_paid: Decimal | None = None,
+    meta_data: dict[str, Any] | None = None,
+) -> ConfirmationResult:
+    """Applies a payment outcome (``paid``, ``failed`` or ``cancelled``) from any source: the
+    test helper, the hosted checkout, a provider webhook or verification.
+
+    Every call is recorded as a ``TransactionAttempt``. It is applied only to a pending
+    transaction (and, for ``paid`` with ``amount_paid`` given, only when that equals
+    ``amount_to_be_paid``); otherwise it is recorded with ``applied=False`` and nothing changes.
+    ``meta_data`` (for example a card's brand and last four digits) is merged into the
+    transaction's ``meta_data`` when applied.
+    """
+    if outcome not in CONFIRMATION_OUTCOMES:
+        raise ApplicationError("outcome must be one of paid, failed, cancelled")
+    locked = CollectionTransaction.objects.select_for_update().get(pk=transaction.pk)
+    status_before = locked.payment_status
+    note = ""
+    if not transition_allowed(from_status=status_before, to_status=outcome):
+        note = f"transaction was already {status_before}"
+    elif (
+        outcome == PaymentStatus.PAID
+        and amount_paid is not None
+        and amount_paid != locked.amount_to_be_paid
+    ):
+        note = f"amount paid {format_amount(amount_paid)} does not match amount_to_be_paid"
+    applied = not note
+    attempt = TransactionAttempt.objects.create(
+        transaction=locked,
+        outcome=outcome,
+        source=source,
+        gateway_reference=gateway_reference,
+        gateway_used=gateway_used,
+        amount_paid=amount_paid,
+        status_before=status_before,
+        applied=applied,
+        note=note,
+    )
+    locked.no_of_attempts += 1
+    if applied:
+        now = timezone.now()
+        changes: dict[str, Any] = {
+            "no_of_attempts": locked.no_of_attempts,
+            "gateway_reference": gateway_reference,
+            "gateway_used": gateway_used,
+        }
+        if meta_data:
+            changes["meta_data"] = {**(locked.meta_data or {}), **meta_data}
+        if outcome == PaymentStatus.PAID:
+            changes["paid_at"] = now
+            changes["amount_paid"] = locked.amount_to_be_paid
+        _status_transition(transaction=locked, to_status=outcome, now=now, changes=changes)
+    else:
+        logger.warning(
+            "collection transaction %s: %s confirmation from %s not applied (%s)",
+            locked.reference,
+            outcome,
+            source,
+            note,
+        )
+        locked.save(update_fields=["no_of_attempts", "updated_at"])
+    return ConfirmationResult(transaction=locked, attempt=attempt, applied=applied)
+
+
+@transaction.atomic
+def transaction_expire(*, transaction_id: int, now: datetime | None = None) -> bool:
+    """Expires the transaction if it is still pending and past ``expires_at``."""
+    now = now or timezone.now()
+    locked = (
+        CollectionTransaction.objects.select_for_update(skip_locked=True)
+        .filter(pk=transaction_id, payment_status=PaymentStatus.PENDING, expires_at__lte=now)
+        .first()
+    )
+    if locked is None:
+        return False
+    _status_transition(transaction=locked, to_status=PaymentStatus.EXPIRED, now=now)
+    return True
+
+
+def transactions_expire_due(
+    *,
+    now: datetime | None = None,
+    batch_size: int = 200,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ExpirySummary:
+    """Expires every pending transaction past ``expires_at``, one row lock at a time, so a
+    confirmation arriving at the same moment either wins or sees the expiry."""
+    now = now or timezone.now()
+    due = CollectionTransaction.objects.filter(
+        payment_status=PaymentStatus.PENDING, expires_at__lte=now
+    )
+    total = due.count()
+    processed = expired = 0
+    last_id = 0
+    while True:
+        ids = list(
+            due.filter(pk__gt=last_id).order_by("pk").values_list("pk", flat=True)[:batch_size]
+        )
+        if not ids:
+            break
+        for transaction_id in ids:
+            expired += transaction_expire(transaction_id=transaction_id, now=now)
+        processed += len(ids)
+        last_id = ids[-1]
+        if on_progress is not None:
+            on_progress(processed, total)
+    return ExpirySummary(due=total, expired=expired)

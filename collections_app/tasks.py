@@ -1,0 +1,16 @@
+"""Collection background work."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from collections_app.services import transactions_expire_due
+
+
+@shared_task(bind=True, max_retries=3, default_retry_delay=60, acks_late=True)
+def transactions_expire_task(self) -> int:  # type: ignore[no-untyped-def]
+    """Beat: expires pending transactions past ``expires_at``. Safe to run twice."""
+    try:
+        return transactions_expire_due().expired
+    except Exception as error:  # noqa: BLE001 - retried, then surfaced by Celery
+        raise self.retry(exc=error) from error

@@ -1,0 +1,106 @@
+"""Races on real PostgreSQL rows with real threads."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from collections_app.models import (
+    Channel,
+    CollectionTransaction,
+    Customer,
+    PaymentStatus,
+    TransactionAttempt,
+)
+from collections_app.services import (
+    CustomerInfo,
+    transaction_confirm,
+    transaction_initialize,
+    transactions_expire_due,
+)
+from merchants.models import Mode
+from tests.collections_app.factories import CollectionTransactionFactory
+from tests.payment_items.factories import PaymentItemFactory
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def run_together(workers: list[Callable[[], Any]]) -> list[Any]:
+    barrier = threading.Barrier(len(workers))
+    results: list[Any] = [None] * len(workers)
+
+    def run(index: int, work: Callable[[], Any]) -> None:
+        try:
+            barrier.wait()
+            results[index] = work()
+        except Exception as error:  # noqa: BLE001 - the test inspects it
+            results[index] = error
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+def test_parallel_identical_initializations_create_one_transaction(fee_schedule) -> None:
+    item = PaymentItemFactory(amount=Decimal("7000.00"))
+
+    def initialize() -> str:
+        return transaction_initialize(
+            merchant=item.merchant,
+            mode=Mode.TEST,
+            payment_item_id=item.pk,
+            transaction_reference="race-1",
+            channel=Channel.CARD,
+            amount=Decimal("7000.00"),
+            customer_info=CustomerInfo("race@example.com", "08031234567", "Ada", "Obi"),
+            callback_url="https://8.8.8.8/callback",
+        ).transaction.reference
+
+    results = run_together([initialize] * 5)
+    assert all(isinstance(r, str) for r in results), results
+    assert len(set(results)) == 1
+    assert CollectionTransaction.objects.count() == 1
+    assert Customer.objects.count() == 1
+
+
+def test_parallel_paid_and_failed_confirmations_apply_exactly_one() -> None:
+    txn = CollectionTransactionFactory()
+
+    def confirm(outcome: str) -> Callable[[], bool]:
+        return lambda: transaction_confirm(transaction=txn, outcome=outcome).applied
+
+    results = run_together([confirm(PaymentStatus.PAID), confirm(PaymentStatus.FAILED)] * 2)
+    assert sorted(results) == [False, False, False, True], results
+    txn.refresh_from_db()
+    applied = TransactionAttempt.objects.get(transaction=txn, applied=True)
+    assert txn.payment_status == applied.outcome
+    assert txn.no_of_attempts == 4
+    assert (txn.paid_at is not None) is (txn.payment_status == PaymentStatus.PAID)
+
+
+def test_expiry_racing_a_payment_leaves_one_consistent_outcome() -> None:
+    txn = CollectionTransactionFactory(expires_at=timezone.now() - timedelta(seconds=1))
+    results = run_together(
+        [
+            lambda: transactions_expire_due().expired,
+            lambda: transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID).applied,
+        ]
+    )
+    txn.refresh_from_db()
+    payment_applied = results[1]
+    assert txn.payment_status in (PaymentStatus.EXPIRED, PaymentStatus.PAID)
+    assert (txn.payment_status == PaymentStatus.PAID) is payment_applied
+    assert (txn.paid_at is not None) is payment_applied
+    assert results[0] == (0 if payment_applied else 1)
