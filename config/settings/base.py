@@ -174,15 +174,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "APPEND_COMPONENTS": {
         "schemas": SCHEMA_COMPONENTS,
-        "securitySchemes": {
-            "SecretKeyAuth": {
-                "type": "http",
-                "scheme": "bearer",
-                "description": "Authorization: Bearer sk_test_... or sk_live_...",
-            }
-        },
     },
-    "SECURITY": [{"SecretKeyAuth": []}],
 }
 
 # --- Logging --------------------------------------------------------------------------------

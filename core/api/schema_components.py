@@ -7,9 +7,9 @@ SCHEMA_COMPONENTS: dict[str, Any] = {
         "type": "object",
         "description": "Every error: status false, data null.",
         "properties": {
-            "status": {"type": "boolean", "enum": [False]},
+            "status": {"type": "boolean"},
             "message": {"type": "string"},
-            "data": {"nullable": True, "enum": [None]},
+            "data": {"type": "object", "nullable": True, "description": "always null"},
             "statusCode": {"type": "integer"},
         },
         "required": ["status", "message", "data", "statusCode"],
@@ -20,7 +20,7 @@ SCHEMA_COMPONENTS: dict[str, Any] = {
         "properties": {
             "message": {"type": "string"},
             "error": {"type": "string"},
-            "statusCode": {"type": "integer", "enum": [403]},
+            "statusCode": {"type": "integer"},
         },
         "required": ["message", "error", "statusCode"],
         "additionalProperties": False,
