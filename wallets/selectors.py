@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import F, Q, QuerySet, Subquery, Sum, Window
+from django.db.models.functions import Round
 from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
@@ -70,13 +71,15 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         captured_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_DEBIT)),
     )
     fresh = Wallet.objects.values("available_balance", "reserved_balance").get(pk=wallet.pk)
+    # round_amount: SQLite sums decimals as floats; PostgreSQL sums are exact already.
+    sums = {name: round_amount(value or ZERO) for name, value in sums.items()}
     return WalletTotals(
-        funded=sums["funded"] or ZERO,
-        captured=(sums["captured_amount"] or ZERO) + (sums["captured_fee"] or ZERO),
+        funded=sums["funded"],
+        captured=sums["captured_amount"] + sums["captured_fee"],
         available=fresh["available_balance"],
         reserved=fresh["reserved_balance"],
-        ledger_available=sums["ledger_available"] or ZERO,
-        ledger_reserved=sums["ledger_reserved"] or ZERO,
+        ledger_available=sums["ledger_available"],
+        ledger_reserved=sums["ledger_reserved"],
     )
 
 
@@ -112,8 +115,9 @@ def ledger_snapshot_mismatch_count() -> int:
     deltas (in entry order). Two queries, computed in the database."""
     window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
     consistent = LedgerEntry.objects.annotate(
-        running_available=Window(Sum("available_delta"), **window),
-        running_reserved=Window(Sum("reserved_delta"), **window),
+        # Round(): SQLite sums decimals as floats; PostgreSQL sums are exact already.
+        running_available=Round(Window(Sum("available_delta"), **window), 2),
+        running_reserved=Round(Window(Sum("reserved_delta"), **window), 2),
     ).filter(
         running_available=F("available_balance_after"),
         running_reserved=F("reserved_balance_after"),

@@ -7,7 +7,15 @@ import factory
 
 from merchants.models import Mode
 from tests.merchants.factories import MerchantFactory
-from wallets.models import Bank, FeeSchedule, FeeTier, Wallet, WalletStatus
+from wallets.models import (
+    Bank,
+    FeeSchedule,
+    FeeTier,
+    LedgerEntry,
+    LedgerEntryType,
+    Wallet,
+    WalletStatus,
+)
 
 
 class WalletFactory(factory.django.DjangoModelFactory):
@@ -52,3 +60,20 @@ class FeeTierFactory(factory.django.DjangoModelFactory):
     min_amount = Decimal("0.01")
     max_amount = None
     fee_amount = Decimal("10.00")
+
+
+class LedgerEntryFactory(factory.django.DjangoModelFactory):
+    """A raw ledger row, bypassing the services: only for tests that corrupt data on purpose."""
+
+    class Meta:
+        model = LedgerEntry
+
+    wallet = factory.SubFactory(WalletFactory)
+    entry_type = LedgerEntryType.FUNDING
+    amount = Decimal("10.00")
+    fee_amount = Decimal("0.00")
+    available_delta = Decimal("10.00")
+    reserved_delta = Decimal("0.00")
+    available_balance_after = Decimal("10.00")
+    reserved_balance_after = Decimal("0.00")
+    reference = factory.Sequence(lambda n: f"RAW-{n}")
