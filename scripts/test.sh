@@ -20,6 +20,12 @@ if [ -n "${DATABASE_URL:-}" ]; then
 else
   echo "make test: database SQLite (no PostgreSQL answered on 127.0.0.1:5432)"
 fi
+# The checkout browser test drives Debian's Chromium; install it when we can.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "make test: installing chromium for the browser test"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "make test: chromium could not be installed; the browser test will be skipped"
+fi
 export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 
 .venv/bin/ruff check .
