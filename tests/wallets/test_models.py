@@ -3,7 +3,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from merchants.models import Mode
 from merchants.services import merchant_create
@@ -84,3 +84,22 @@ def test_wallet_with_ledger_entries_cannot_be_deleted(test_wallet, fund) -> None
     fund(test_wallet, "5.00")
     with pytest.raises(ProtectedError):
         test_wallet.delete()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="database trigger on PostgreSQL")
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE wallets_ledgerentry SET amount = 1 WHERE id = %s",
+        "DELETE FROM wallets_ledgerentry WHERE id = %s",
+    ],
+)
+def test_database_refuses_raw_updates_and_deletes_of_ledger_rows(test_wallet, fund, sql) -> None:
+    entry = fund(test_wallet, "100.00").ledger_entry
+    with (
+        pytest.raises(IntegrityError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(sql, [entry.pk])
+    assert LedgerEntry.objects.get(pk=entry.pk).amount == Decimal("100.00")
