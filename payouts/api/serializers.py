@@ -19,11 +19,18 @@ STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
 class StrictCharField(serializers.CharField):
     """A string field that refuses numbers, booleans and objects instead of coercing them."""
 
-    default_error_messages = {"not_a_string": "must be a string"}
+    default_error_messages = {
+        "not_a_string": "must be a string",
+        "not_text": "must be valid Unicode text",
+    }
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("not_a_string")
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates cannot be stored
+            self.fail("not_text")
         return super().to_internal_value(data)
 
 
@@ -48,10 +55,12 @@ class StrictPositiveIntegerField(serializers.IntegerField):
 
 class PayoutCreateInputSerializer(StrictSerializer):
     account_number = StrictCharField(trim_whitespace=False)
-    bank_code = StrictCharField(max_length=10, trim_whitespace=False)
+    bank_code = StrictCharField(trim_whitespace=False, allow_blank=True)
     bank_id = StrictPositiveIntegerField(required=False)
     amount = AmountField()
-    currency = StrictCharField(required=False, default=CURRENCY_NGN, trim_whitespace=False)
+    currency = StrictCharField(
+        required=False, default=CURRENCY_NGN, trim_whitespace=False, allow_blank=True
+    )
     narration = StrictCharField(
         required=False, allow_null=True, allow_blank=True, max_length=255, default=None
     )

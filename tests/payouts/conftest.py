@@ -13,7 +13,13 @@ from config.celery_app import app as celery_app
 from merchants.models import Mode
 from merchants.services import MerchantCreated
 from payouts.services import PayoutCreateResult, payout_create
-from tests.payouts.helpers import GOOD_ACCOUNT, GTB_CODE, fund_wallet, new_idempotency_key
+from tests.payouts.helpers import (
+    GOOD_ACCOUNT,
+    GTB_CODE,
+    celery_client_reset,
+    fund_wallet,
+    new_idempotency_key,
+)
 from wallets.models import Wallet
 from wallets.selectors import wallet_get
 
@@ -26,10 +32,10 @@ def _in_memory_broker() -> Iterator[None]:
     previous = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
     celery_app.conf.broker_url = "memory://"
     celery_app.conf.broker_transport_options = {}
-    celery_app.close()
+    celery_client_reset()
     yield
-    celery_app.close()
     celery_app.conf.broker_url, celery_app.conf.broker_transport_options = previous
+    celery_client_reset()
 
 
 @pytest.fixture(autouse=True)

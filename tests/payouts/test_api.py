@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -67,7 +68,8 @@ def error(response: Any, status_code: int, message: str) -> None:
 
 
 def post_create(client: APIClient, body: dict[str, Any]) -> Any:
-    return client.post(PAYOUTS_URL, body, format="json")
+    # json.dumps escapes non-ASCII, so even lone surrogates reach the server as JSON does.
+    return client.post(PAYOUTS_URL, json.dumps(body), content_type="application/json")
 
 
 # --- Create (§4.4) --------------------------------------------------------------------------
@@ -172,9 +174,10 @@ def test_only_ngn(test_client, funded_wallet, payload) -> None:
     error(post_create(test_client, payload(currency="USD")), 400, "Only NGN payouts are supported")
 
 
-def test_unknown_bank(test_client, funded_wallet, payload) -> None:
+@pytest.mark.parametrize("bank_code", ["000", "9" * 40, ""])
+def test_unknown_bank(test_client, funded_wallet, payload, bank_code: str) -> None:
     error(
-        post_create(test_client, payload(bank_code="000")),
+        post_create(test_client, payload(bank_code=bank_code)),
         400,
         "Beneficiary bank could not be resolved",
     )
@@ -255,6 +258,9 @@ def test_name_enquiry_unavailable_is_503_with_retry_after(
         ),
         ({"idempotency_key": 42}, "idempotency_key: must be a string"),
         ({"currency": 566}, "currency: must be a string"),
+        ({"narration": "bad \ud800 text"}, "narration: must be valid Unicode text"),
+        ({"idempotency_key": "\ud83d"}, "idempotency_key: must be valid Unicode text"),
+        ({"narration": "nul\x00byte"}, "narration: Null characters are not allowed."),
     ],
 )
 def test_invalid_request_is_400_naming_the_field(

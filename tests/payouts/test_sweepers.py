@@ -1,0 +1,203 @@
+"""Sweepers: lost dispatches are recovered exactly once; ambiguous payouts are requeried no
+sooner than the configured delay, then with exponential backoff."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from payouts.models import Payout, PayoutStatus, SandboxTransfer
+from payouts.services import (
+    payout_dispatch,
+    payout_dispatch_claim,
+    payouts_dispatch_stuck,
+    payouts_requery_due,
+)
+from tests.payouts.factories import PayoutFactory
+from tests.payouts.helpers import assert_wallet_balanced, reload
+from wallets.models import LedgerEntry, LedgerEntryType
+
+pytestmark = pytest.mark.django_db
+
+
+def debits(payout: Payout) -> int:
+    return LedgerEntry.objects.filter(
+        payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_DEBIT
+    ).count()
+
+
+# --- dispatch_stuck -------------------------------------------------------------------------
+
+
+def test_lost_dispatch_is_recovered_with_one_provider_call_and_one_capture(
+    funded_wallet, create_payout
+) -> None:
+    """Reserve, drop the task (on_commit callbacks never run here), run the sweeper."""
+    payout = create_payout().payout
+    later = timezone.now() + timedelta(minutes=3)
+    report = payouts_dispatch_stuck(now=later)
+    assert report.selected == 1
+    assert report.outcomes == {"successful": 1}
+    assert report.errors == 0
+    transfer = SandboxTransfer.objects.get(reference=payout.internal_reference)
+    assert transfer.initiate_count == 1
+    assert SandboxTransfer.objects.count() == 1
+    assert debits(payout) == 1
+    assert reload(payout).status == PayoutStatus.SUCCESSFUL
+
+    again = payouts_dispatch_stuck(now=later + timedelta(minutes=5))
+    assert again.selected == 0
+    assert transfer.__class__.objects.get(pk=transfer.pk).initiate_count == 1
+    assert debits(payout) == 1
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_fresh_reserved_payouts_are_left_to_their_task(funded_wallet, create_payout) -> None:
+    create_payout()
+    assert payouts_dispatch_stuck().selected == 0
+    assert not SandboxTransfer.objects.exists()
+
+
+def test_older_than_is_configurable(settings, funded_wallet, create_payout) -> None:
+    settings.PAYOUT_DISPATCH_STUCK_AFTER = timedelta(seconds=0)
+    create_payout()
+    assert payouts_dispatch_stuck().selected == 1
+
+
+def test_stale_processing_claim_is_picked_up(funded_wallet, create_payout) -> None:
+    payout = create_payout().payout
+    payout_dispatch_claim(payout_id=payout.pk)
+    assert payouts_dispatch_stuck(older_than=timedelta(0)).selected == 0  # claim is fresh
+    Payout.objects.filter(pk=payout.pk).update(
+        dispatch_claimed_at=timezone.now() - timedelta(minutes=4)
+    )
+    report = payouts_dispatch_stuck()
+    assert report.outcomes == {"successful": 1}
+    assert debits(payout) == 1
+
+
+def test_dispatch_stuck_leaves_other_statuses_alone(funded_wallet, create_payout) -> None:
+    payout = create_payout(account_number="1000000003").payout
+    payout_dispatch(payout_id=payout.pk)
+    assert payouts_dispatch_stuck(now=timezone.now() + timedelta(hours=1)).selected == 0
+
+
+def test_dispatch_stuck_enqueue_mode_queues(funded_wallet, create_payout) -> None:
+    payout = create_payout().payout
+    report = payouts_dispatch_stuck(older_than=timedelta(0), enqueue=True)
+    assert report.outcomes == {"queued": 1}
+    assert reload(payout).status == PayoutStatus.RESERVED  # the worker will dispatch it
+
+
+def test_progress_is_reported(funded_wallet, create_payout) -> None:
+    create_payout()
+    create_payout()
+    seen: list[tuple[int, int]] = []
+    payouts_dispatch_stuck(older_than=timedelta(0), progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(1, 2), (2, 2)]
+
+
+# --- requery_ambiguous ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def ambiguous(funded_wallet, create_payout) -> Payout:
+    payout = create_payout(account_number="1000000002").payout
+    payout_dispatch(payout_id=payout.pk)
+    return reload(payout)
+
+
+def test_not_requeried_before_the_delay(ambiguous) -> None:
+    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(minutes=4))
+    assert report.selected == 0
+    assert SandboxTransfer.objects.get(reference=ambiguous.internal_reference).query_count == 0
+
+
+def test_requeried_after_the_delay(funded_wallet, ambiguous) -> None:
+    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(minutes=5, seconds=1))
+    assert report.selected == 1
+    assert report.outcomes == {"successful": 1}
+    assert reload(ambiguous).status == PayoutStatus.SUCCESSFUL
+    assert debits(ambiguous) == 1
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_delay_is_configurable(settings, funded_wallet, create_payout) -> None:
+    settings.PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(minutes=30)
+    payout = create_payout(account_number="1000000002").payout
+    payout_dispatch(payout_id=payout.pk)
+    since = reload(payout).ambiguous_since
+    assert payouts_requery_due(now=since + timedelta(minutes=29)).selected == 0
+    assert payouts_requery_due(now=since + timedelta(minutes=31)).selected == 1
+
+
+def test_backoff_doubles_between_requeries(funded_wallet, create_payout) -> None:
+    payout = create_payout(account_number="1000000003").payout
+    payout_dispatch(payout_id=payout.pk)
+    payout = reload(payout)
+    first_due = payout.next_requery_at
+    assert first_due == payout.ambiguous_since + timedelta(minutes=5)
+
+    assert payouts_requery_due(now=first_due + timedelta(seconds=1)).outcomes == {"ambiguous": 1}
+    after_first = reload(payout).next_requery_at
+    gap_one = after_first - timezone.now()
+    assert timedelta(minutes=9) < gap_one <= timedelta(minutes=10)
+    assert payouts_requery_due(now=first_due + timedelta(minutes=5)).selected == 0
+
+    payouts_requery_due(now=after_first + timedelta(seconds=1))
+    gap_two = reload(payout).next_requery_at - timezone.now()
+    assert timedelta(minutes=19) < gap_two <= timedelta(minutes=20)
+    assert reload(payout).requery_count == 2
+    funded_wallet.refresh_from_db()
+    assert funded_wallet.reserved_balance == Decimal("1010.00")
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_long_dispatched_payouts_are_requeried(funded_wallet, test_wallet) -> None:
+    dispatched = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.DISPATCHED,
+        next_requery_at=timezone.now() - timedelta(seconds=1),
+    )
+    fresh = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.DISPATCHED,
+        next_requery_at=timezone.now() + timedelta(minutes=4),
+    )
+    report = payouts_requery_due()
+    assert report.selected == 1
+    # The sandbox has no transfer under the factory's reference: inconclusive, so ambiguous.
+    assert reload(dispatched).status == PayoutStatus.AMBIGUOUS
+    assert reload(fresh).status == PayoutStatus.DISPATCHED
+
+
+def test_requery_enqueue_mode_leases_the_payout(ambiguous) -> None:
+    now = ambiguous.next_requery_at + timedelta(seconds=1)
+    report = payouts_requery_due(now=now, enqueue=True)
+    assert report.outcomes == {"queued": 1}
+    assert reload(ambiguous).next_requery_at == now + timedelta(seconds=120)
+    assert payouts_requery_due(now=now + timedelta(seconds=60), enqueue=True).selected == 0
+
+
+def test_requery_errors_are_counted_and_do_not_stop_the_run(test_wallet) -> None:
+    broken = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.AMBIGUOUS,
+        provider_name="retired-provider",
+        next_requery_at=timezone.now() - timedelta(minutes=1),
+    )
+    fine = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.AMBIGUOUS,
+        next_requery_at=timezone.now() - timedelta(seconds=30),
+    )
+    report = payouts_requery_due()
+    assert report.selected == 2
+    assert report.errors == 1
+    assert report.outcomes == {"ambiguous": 1}
+    assert reload(broken).status == PayoutStatus.AMBIGUOUS
+    assert reload(fine).requery_count == 1
+    assert "1 error(s)" in report.summary()
