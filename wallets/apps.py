@@ -25,9 +25,14 @@ def _reference_data_ensure(sender: AppConfig, using: str = "default", **kwargs: 
 
 
 def _bank_changed(sender: type, **kwargs: Any) -> None:
+    """Clears the bank cache now and again on commit, so a request that re-read the old rows
+    between the save and the commit cannot leave them cached."""
+    from django.db import transaction
+
     from wallets.selectors import bank_cache_clear
 
     bank_cache_clear()
+    transaction.on_commit(bank_cache_clear, using=kwargs.get("using"))
 
 
 class WalletsConfig(AppConfig):
