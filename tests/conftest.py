@@ -22,6 +22,14 @@ def _require_postgres(django_db_setup: None, django_db_blocker: object) -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def _clear_cache() -> None:
+    """Each test starts with an empty cache: no stale bank list, no rate-limit counters."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
