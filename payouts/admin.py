@@ -205,6 +205,13 @@ class PayoutAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def save_model(self, request: HttpRequest, obj: Payout, form: Any, change: bool) -> None:
+        """Never writes: a stale admin copy must not overwrite the worker's state changes.
+        Payouts change only through services (requery, resolution)."""
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Resolutions are created by the resolution service only."""
+
     def change_view(
         self,
         request: HttpRequest,

@@ -148,6 +148,7 @@ def test_change_post_does_not_alter_money(admin_client, ambiguous) -> None:
     payout = reload(ambiguous)
     assert payout.amount == ambiguous.amount
     assert payout.status == PayoutStatus.AMBIGUOUS
+    assert payout.updated_at == ambiguous.updated_at  # not even re-saved
 
 
 def test_export_csv(admin_client, spread) -> None:

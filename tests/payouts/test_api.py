@@ -638,3 +638,39 @@ def test_unauthenticated_create_changes_nothing(api_client, funded_wallet, paylo
     assert not Payout.objects.exists()
     funded_wallet.refresh_from_db()
     assert funded_wallet.reserved_balance == Decimal("0.00")
+
+
+# --- Broker outage --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def broker_down() -> Any:
+    from config.celery_app import app as celery_app
+    from tests.payouts.helpers import celery_client_reset
+
+    previous = celery_app.conf.broker_url
+    celery_app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens there
+    celery_client_reset()
+    yield
+    celery_app.conf.broker_url = previous
+    celery_client_reset()
+
+
+def test_create_is_accepted_while_the_broker_is_down_and_swept_later(
+    test_client, funded_wallet, payload, broker_down, django_capture_on_commit_callbacks
+) -> None:
+    from payouts.services import payouts_dispatch_stuck
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = post_create(test_client, payload())
+    assert len(callbacks) == 1  # the enqueue ran, failed, and was logged
+    assert response.status_code == 202
+    payout = Payout.objects.get(pk=response.json()["data"]["payout"]["id"])
+    assert payout.status == PayoutStatus.RESERVED
+    funded_wallet.refresh_from_db()
+    assert funded_wallet.reserved_balance == Decimal("1010.00")
+
+    report = payouts_dispatch_stuck(older_than=timedelta(0))
+    assert report.outcomes == {"successful": 1}
+    assert reload(payout).status == PayoutStatus.SUCCESSFUL
+    assert_wallet_balanced(funded_wallet)
