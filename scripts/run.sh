@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+export PATH="$PWD/.venv/bin:$PATH"
 export PORT="${PORT:-8000}"
 export CHECKOUT_BASE_URL="${CHECKOUT_BASE_URL:-http://127.0.0.1:${PORT}}"
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
