@@ -257,7 +257,9 @@ def payout_dispatch_enqueue(*, payout_id: int) -> bool:
     try:
         payout_dispatch_task.delay(payout_id)
     except Exception:
-        logger.exception("could not enqueue dispatch of payout %s; dispatch_stuck will", payout_id)
+        logger.exception(
+            "could not enqueue dispatch of payout %s; the dispatch_stuck sweeper will", payout_id
+        )
         return False
     return True
 
