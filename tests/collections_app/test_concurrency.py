@@ -29,7 +29,7 @@ from merchants.models import Mode
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.payment_items.factories import PaymentItemFactory
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def run_together(workers: list[Callable[[], Any]]) -> list[Any]:
