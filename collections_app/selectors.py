@@ -51,3 +51,22 @@ def transaction_get(
     return CollectionTransaction.objects.filter(
         merchant=merchant, mode=mode, reference=reference
     ).first()
+
+
+def transaction_get_for_checkout(*, reference: str) -> CollectionTransaction | None:
+    """The transaction behind a hosted checkout link, with what the page shows (one query).
+    Not scoped to a merchant: the unguessable reference in the link is the customer's access."""
+    if len(reference) > MAX_REFERENCE_LENGTH:
+        return None
+    return (
+        CollectionTransaction.objects.select_related("merchant", "business", "payment_item")
+        .filter(reference=reference)
+        .first()
+    )
+
+
+def transaction_get_for_provider(*, mode: str, reference: str) -> CollectionTransaction | None:
+    """The transaction a provider's webhook names (by our reference, in the provider's mode)."""
+    if len(reference) > MAX_REFERENCE_LENGTH:
+        return None
+    return CollectionTransaction.objects.filter(mode=mode, reference=reference).first()

@@ -1,9 +1,15 @@
 """Collection writes: customers, transaction initialization, confirmation and expiry.
 
 ``payment_status`` moves only through ``_status_transition``, which checks the one
-``ALLOWED_TRANSITIONS`` map and then calls ``transaction_status_changed`` (the place where events
-and deliveries hook in). Final states never change: a late confirmation is recorded as a
-``TransactionAttempt`` with ``applied=False`` and leaves the transaction as it was.
+``ALLOWED_TRANSITIONS`` map and then calls ``transaction_status_changed``: it records the event
+and its deliveries in the same database transaction (``collections_app.events``). Final states
+never change: a late confirmation is recorded as a ``TransactionAttempt`` with ``applied=False``
+and leaves the transaction as it was.
+
+In test mode the hosted checkout takes the payment (its sandbox forms call
+``transaction_confirm``). In live mode initialization starts the provider's checkout
+(``COLLECTION_PROVIDER_BY_MODE``, Paystack by default) and the outcome is confirmed only by
+``transaction_provider_verify``, after the provider's webhook or the customer's return.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from collections_app.events import transaction_event_record
 from collections_app.fees import collection_fee_calculate, collection_fee_schedule_get_active
 from collections_app.models import (
     Channel,
@@ -33,8 +40,20 @@ from collections_app.models import (
     TransactionAttempt,
     TransactionSplitEntry,
 )
-from core.exceptions import ApplicationError, ConflictError
-from core.money import format_amount
+from collections_app.providers.base import (
+    CheckoutRequest,
+    ProviderExchange,
+    ProviderRefusedError,
+    ProviderUnavailableError,
+    VerifiedStatus,
+)
+from collections_app.providers.registry import (
+    SANDBOX,
+    collection_provider_get,
+    collection_provider_name,
+)
+from core.exceptions import ApplicationError, ConflictError, ServiceUnavailableError
+from core.money import CURRENCY_NGN, format_amount
 from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import Merchant
 from payment_items.models import PaymentItem, Subaccount
@@ -47,6 +66,8 @@ REFERENCE_PREFIX = "TXN_"
 REFERENCE_RANDOM_LENGTH = 20
 CUSTOMER_TAG_PREFIX = "CUS_"
 SANDBOX_GATEWAY = "sandbox"
+PROVIDER_RESPONSES_KEPT = 20
+SANDBOX_ACCOUNT_CHANNELS = frozenset({Channel.BANK, Channel.BANK_TRANSFER})
 _REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 
 ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -115,16 +136,15 @@ def transition_allowed(*, from_status: str, to_status: str) -> bool:
 
 
 def transaction_status_changed(*, transaction: CollectionTransaction, previous_status: str) -> None:
-    """Called inside the database transaction after every ``payment_status`` change.
-
-    Events and webhook deliveries are created from here; for now it only logs.
-    """
+    """Called inside the database transaction after every ``payment_status`` change: records
+    the one event for the change and its deliveries (enqueued when the transaction commits)."""
     logger.info(
         "collection transaction %s: %s -> %s",
         transaction.reference,
         previous_status,
         transaction.payment_status,
     )
+    transaction_event_record(transaction=transaction, previous_status=previous_status)
 
 
 def _status_transition(
@@ -337,14 +357,27 @@ def transaction_initialize(
     reference = _reference_generate()
     virtual_account: dict[str, Any] = {}
     meta_data: dict[str, Any] | None = None
+    provider_responses: list[dict[str, Any]] = []
+    provider_name = collection_provider_name(mode)
     authorization_url: str | None = f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}"
-    if channel == Channel.BANK_TRANSFER:
-        authorization_url = None
+    if provider_name != SANDBOX:
+        authorization_url, provider_responses = _provider_checkout_start(
+            provider_name=provider_name,
+            reference=reference,
+            client_reference=transaction_reference,
+            email=customer.email,
+            amount_to_be_paid=amount + fee,
+            channel=channel,
+        )
+    elif channel in SANDBOX_ACCOUNT_CHANNELS:
+        # The sandbox account the hosted checkout shows for bank and bank-transfer payments.
         virtual_account = {
             "virtual_account_number": _virtual_account_number_generate(),
             "virtual_account_name": item.business.business_name[:150],
             "virtual_bank_name": settings.COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME,
         }
+    if provider_name == SANDBOX and channel == Channel.BANK_TRANSFER:
+        authorization_url = None
         meta_data = {
             "payment_instructions": {
                 "account_number": virtual_account["virtual_account_number"],
@@ -372,6 +405,7 @@ def transaction_initialize(
                 authorization_url=authorization_url,
                 transaction_split_code=split_code,
                 meta_data=meta_data,
+                provider_responses=provider_responses,
                 initiation_time=now,
                 expires_at=now + timedelta(hours=settings.COLLECTION_TRANSACTION_EXPIRY_HOURS),
                 **virtual_account,
@@ -389,6 +423,39 @@ def transaction_initialize(
         if entry.share > 0
     )
     return InitializeResult(transaction=created, created=True)
+
+
+def _provider_checkout_start(
+    *,
+    provider_name: str,
+    reference: str,
+    client_reference: str,
+    email: str,
+    amount_to_be_paid: Decimal,
+    channel: str,
+) -> tuple[str, list[dict[str, Any]]]:
+    """Starts the live provider's checkout; its ``authorization_url`` and raw answer."""
+    provider = collection_provider_get(provider_name)
+    try:
+        session = provider.initialize(
+            CheckoutRequest(
+                reference=reference,
+                email=email,
+                amount=amount_to_be_paid,
+                currency=CURRENCY_NGN,
+                channel=channel,
+                return_url=f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}/return",
+                metadata={"client_reference": client_reference},
+            )
+        )
+    except ProviderUnavailableError as error:
+        logger.warning("collection provider %s initialize failed: %s", provider_name, error)
+        raise ServiceUnavailableError(
+            "The payment provider is unavailable; retry with the same transaction_reference"
+        ) from error
+    except ProviderRefusedError as error:
+        raise ApplicationError(f"The payment provider refused the transaction: {error}") from error
+    return session.authorization_url, [exchange.as_dict() for exchange in session.raw]
 
 
 # --- confirmation and expiry -------------------------------------------------------------------
@@ -438,6 +505,7 @@ def transaction_confirm(
         status_before=status_before,
         applied=applied,
         note=note,
+        meta=meta_data or None,
     )
     locked.no_of_attempts += 1
     if applied:
@@ -508,3 +576,63 @@ def transactions_expire_due(
         if on_progress is not None:
             on_progress(processed, total)
     return ExpirySummary(due=total, expired=expired)
+
+
+# --- live provider verification ----------------------------------------------------------------
+
+
+@transaction.atomic
+def _provider_responses_append(
+    *, transaction: CollectionTransaction, exchanges: tuple[ProviderExchange, ...]
+) -> None:
+    locked = CollectionTransaction.objects.select_for_update().get(pk=transaction.pk)
+    kept = [*(locked.provider_responses or []), *(e.as_dict() for e in exchanges)]
+    locked.provider_responses = kept[-PROVIDER_RESPONSES_KEPT:]
+    locked.save(update_fields=["provider_responses", "updated_at"])
+
+
+def transaction_provider_verify(
+    *, transaction: CollectionTransaction, source: str = ConfirmationSource.PROVIDER_VERIFY
+) -> ConfirmationResult | None:
+    """Asks the live provider what happened to the transaction and confirms that outcome
+    through ``transaction_confirm`` (paid only when the provider's amount equals
+    ``amount_to_be_paid``). ``None`` when there is nothing to apply: the transaction is already
+    final (no provider call: idempotent), or the provider still has it open.
+
+    Raises ``ServiceUnavailableError`` when the provider cannot be asked (try again later).
+    """
+    if transaction.is_terminal:
+        return None
+    provider_name = collection_provider_name(transaction.mode)
+    if provider_name == SANDBOX:
+        raise ApplicationError("Test-mode transactions are confirmed on the hosted checkout")
+    provider = collection_provider_get(provider_name)
+    try:
+        verified = provider.verify(reference=transaction.reference)
+    except ProviderUnavailableError as error:
+        logger.warning("verify %s with %s failed: %s", transaction.reference, provider_name, error)
+        raise ServiceUnavailableError("The payment provider is unavailable; retry later") from error
+    _provider_responses_append(transaction=transaction, exchanges=verified.raw)
+    if verified.status == VerifiedStatus.PENDING:
+        return None
+    if verified.currency and verified.currency != transaction.currency:
+        logger.error(
+            "verify %s: provider currency %s differs from %s; not applied",
+            transaction.reference,
+            verified.currency,
+            transaction.currency,
+        )
+        return None
+    paid = verified.status == VerifiedStatus.PAID
+    if paid and verified.amount_paid is None:
+        logger.error("verify %s: paid without an amount; not applied", transaction.reference)
+        return None
+    return transaction_confirm(
+        transaction=transaction,
+        outcome=PaymentStatus.PAID if paid else PaymentStatus.FAILED,
+        gateway_reference=verified.gateway_reference or None,
+        gateway_used=provider.name,
+        source=source,
+        amount_paid=verified.amount_paid if paid else None,
+        meta_data={"card": verified.card} if verified.card else None,
+    )

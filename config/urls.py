@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("core.api.urls")),
+    path("checkout/", include("collections_app.urls")),
 ]
 
 handler400 = "core.api.views.bad_request"

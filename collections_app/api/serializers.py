@@ -182,7 +182,7 @@ class TransactionInitializeOutputSerializer(serializers.Serializer):
 
     def to_representation(self, instance: CollectionTransaction) -> dict[str, Any]:
         data = super().to_representation(instance)
-        if instance.channel != Channel.BANK_TRANSFER:
+        if instance.channel != Channel.BANK_TRANSFER or not instance.virtual_account_number:
             data.pop("payment_instructions", None)
         return data
 

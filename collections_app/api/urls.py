@@ -1,6 +1,7 @@
 from django.urls import path
 
 from collections_app.api.views import (
+    PaystackWebhookApi,
     TestHelperTransactionCompleteApi,
     TransactionInitializeApi,
     TransactionSearchApi,
@@ -28,4 +29,5 @@ urlpatterns = [
         TestHelperTransactionCompleteApi.as_view(),
         name="test-helper-transaction-complete",
     ),
+    path("webhooks/paystack", PaystackWebhookApi.as_view(), name="webhook-paystack"),
 ]

@@ -1,11 +1,17 @@
-"""Collection routes (spec §4.10-4.12) and the test-mode completion helper."""
+"""Collection routes (spec §4.10-4.12), the test-mode completion helper and the live
+provider's webhook."""
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 
-from drf_spectacular.utils import extend_schema
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from collections_app.api.serializers import (
     TestHelperCompleteInputSerializer,
@@ -15,18 +21,29 @@ from collections_app.api.serializers import (
     TransactionStatusOutputSerializer,
 )
 from collections_app.models import ConfirmationSource
+from collections_app.providers.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from collections_app.selectors import (
     transaction_get,
+    transaction_get_for_provider,
     transaction_get_for_search,
     transaction_get_for_status,
 )
-from collections_app.services import SANDBOX_GATEWAY, transaction_confirm, transaction_initialize
+from collections_app.services import (
+    SANDBOX_GATEWAY,
+    transaction_confirm,
+    transaction_initialize,
+    transaction_provider_verify,
+)
 from core.api.base import ForbiddenMerchantApi
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from merchants.models import Mode
 
+logger = logging.getLogger(__name__)
+
 TRANSACTION_NOT_FOUND = "Transaction not found"
+INVALID_SIGNATURE_MESSAGE = "Invalid or missing provider signature"
+PAYSTACK_CHARGE_EVENTS = frozenset({"charge.success", "charge.failed"})
 
 
 class TransactionInitializeApi(ForbiddenMerchantApi):
@@ -128,4 +145,67 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
         return EnvelopeResponse(
             TransactionSearchOutputSerializer(refreshed).data,
             message=f"Transaction marked {result.transaction.payment_status}",
+        )
+
+
+class PaystackWebhookApi(APIView):
+    """Paystack's webhook for live collection transactions.
+
+    Authenticated by ``x-paystack-signature`` (hex HMAC-SHA512 of the raw body keyed with
+    ``PAYSTACK_SECRET_KEY``), not by a merchant key. The event is only a hint: the outcome is
+    read with ``GET /transaction/verify/:reference`` and applied through
+    ``transaction_confirm``. Idempotent: a transaction already final is left alone (no verify
+    call), so redelivered events change nothing. Unknown references and other events answer
+    200 so Paystack stops resending them; a failed verify answers 503 so it tries again.
+    """
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes: list = []
+    error_statuses = (401, 503)
+
+    @extend_schema(
+        operation_id="webhooks_paystack",
+        summary="Paystack webhook (live collections): verified, then confirmed by a verify call",
+        tags=["Provider webhooks"],
+        request={"application/json": {"type": "object"}},
+        responses={200: OpenApiResponse(description="Accepted (applied, ignored or duplicate)")},
+        auth=[],
+    )
+    def post(self, request: Request) -> EnvelopeResponse:
+        raw_body = request.body
+        signature = request.headers.get(SIGNATURE_HEADER, "")
+        if not paystack_signature_valid(
+            raw_body, signature, secret_key=settings.PAYSTACK_SECRET_KEY
+        ):
+            logger.warning(
+                "paystack webhook refused: bad or missing signature (from %s)",
+                request.META.get("REMOTE_ADDR", ""),
+            )
+            raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
+        try:
+            payload = json.loads(raw_body)
+        except (ValueError, UnicodeDecodeError):
+            raise ApplicationError("Malformed JSON body") from None
+        event = payload.get("event") if isinstance(payload, dict) else None
+        data = payload.get("data") if isinstance(payload, dict) else None
+        reference = data.get("reference") if isinstance(data, dict) else None
+        if event not in PAYSTACK_CHARGE_EVENTS or not isinstance(reference, str):
+            return EnvelopeResponse(None, message="Event ignored")
+        found = transaction_get_for_provider(mode=Mode.LIVE, reference=reference)
+        if found is None:
+            logger.warning("paystack webhook %s for unknown reference %r", event, reference[:60])
+            return EnvelopeResponse(None, message="Event ignored: unknown reference")
+        if found.is_terminal:
+            return EnvelopeResponse(
+                {"reference": found.reference, "payment_status": found.payment_status},
+                message="Event already processed",
+            )
+        result = transaction_provider_verify(
+            transaction=found, source=ConfirmationSource.PROVIDER_WEBHOOK
+        )
+        status = result.transaction.payment_status if result else found.payment_status
+        return EnvelopeResponse(
+            {"reference": found.reference, "payment_status": status},
+            message="Event processed",
         )

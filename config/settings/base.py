@@ -239,6 +239,30 @@ CELERY_BEAT_SCHEDULE["collections-expire-transactions"] = {
     "task": "collections_app.tasks.transactions_expire_task",
     "schedule": timedelta(minutes=5),
 }
+# Collections: who takes the payment per mode ("sandbox": the hosted checkout's test forms;
+# "paystack": Paystack's transaction/initialize and verify, confirmed by its signed webhook).
+COLLECTION_PROVIDER_BY_MODE = {
+    "test": env.str("COLLECTION_PROVIDER_TEST", default="sandbox"),
+    "live": env.str("COLLECTION_PROVIDER_LIVE", default="paystack"),
+}
+# Events: signed POSTs to the callback URL and the merchant's webhook URL, retried for 72 h.
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0)
+WEBHOOK_READ_TIMEOUT_SECONDS = env.float("WEBHOOK_READ_TIMEOUT_SECONDS", default=5.0)
+WEBHOOK_RETRY_DELAYS_SECONDS = env.list(
+    "WEBHOOK_RETRY_DELAYS_SECONDS",
+    cast=int,
+    default=[30, 120, 600, 1800, 3600, 7200, 14400, 28800],
+)
+WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
+WEBHOOK_RETRY_WINDOW_HOURS = env.int("WEBHOOK_RETRY_WINDOW_HOURS", default=72)
+WEBHOOK_DELIVERY_CLAIM_SECONDS = env.int("WEBHOOK_DELIVERY_CLAIM_SECONDS", default=60)
+WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS = env.int(
+    "WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS", default=240
+)
+CELERY_BEAT_SCHEDULE["collections-webhook-deliveries-due"] = {
+    "task": "collections_app.tasks.webhook_deliveries_sweep_task",
+    "schedule": timedelta(seconds=env.int("WEBHOOK_SWEEP_SECONDS", default=30)),
+}
 # Wallets: static virtual accounts, funding notifications, bank cache, name enquiry.
 WALLET_STATIC_ACCOUNT_BANK_NAME = env.str("WALLET_STATIC_ACCOUNT_BANK_NAME", default="Wema Bank")
 WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME = env.str(

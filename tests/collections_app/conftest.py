@@ -1,17 +1,22 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
+import responses
 
 from collections_app.models import CollectionFeeSchedule
+from config.celery_app import app as celery_app
 from core import ssrf
-from merchants.models import Merchant
+from merchants.models import Merchant, Mode, WebhookSettings
 from merchants.services import MerchantCreated
 from payment_items.models import PaymentItem
 from tests.collections_app.factories import CollectionFeeScheduleFactory
+from tests.collections_app.helpers import PAYSTACK_BASE_URL, PAYSTACK_SECRET, celery_client_reset
+from tests.merchants.factories import WebhookSettingsFactory
 from tests.payment_items.factories import PaymentItemFactory
 
 FAKE_DNS = {
@@ -22,6 +27,20 @@ FAKE_DNS = {
     "split-horizon.example.com": ["93.184.216.34", "127.0.0.1"],
 }
 CALLBACK_URL = "https://merchant.example.com/payments/callback"
+WEBHOOK_URL = "https://merchant.example.com/webhooks"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _in_memory_broker() -> Iterator[None]:
+    """Tasks enqueued on commit by these tests go to an in-process broker, never to the
+    developer's ``var/broker`` queue."""
+    previous = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
+    celery_app.conf.broker_url = "memory://"
+    celery_app.conf.broker_transport_options = {}
+    celery_client_reset()
+    yield
+    celery_app.conf.broker_url, celery_app.conf.broker_transport_options = previous
+    celery_client_reset()
 
 
 @pytest.fixture(autouse=True)
@@ -75,3 +94,20 @@ def initialize_payload(item: PaymentItem, **overrides: Any) -> dict[str, Any]:
     }
     payload.update(overrides)
     return payload
+
+
+@pytest.fixture
+def webhook_settings(merchant: Merchant) -> WebhookSettings:
+    """The merchant's test-mode webhook URL and secret."""
+    return WebhookSettingsFactory(
+        merchant=merchant, mode=Mode.TEST, url=WEBHOOK_URL, secret="whsec_test_signing_secret"
+    )
+
+
+@pytest.fixture
+def paystack(settings: Any) -> Iterator[responses.RequestsMock]:
+    """Live mode through Paystack at a fake base URL; every call must be mocked."""
+    settings.PAYSTACK_BASE_URL = PAYSTACK_BASE_URL
+    settings.PAYSTACK_SECRET_KEY = PAYSTACK_SECRET
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield mock

@@ -21,6 +21,7 @@ from merchants.services import secret_key_rotate
 from payment_items.models import CatalogueStatus, PaymentItem
 from tests.collections_app.conftest import initialize_payload
 from tests.collections_app.factories import CollectionTransactionFactory
+from tests.collections_app.helpers import paystack_mock_initialize
 from tests.payment_items.factories import (
     PaymentItemFactory,
     SubaccountFactory,
@@ -816,11 +817,16 @@ def test_live_key_cannot_pay_for_a_test_item(live_client: APIClient, fixed_item)
     assert error(response, 400) == "Payment item not found"
 
 
-def test_live_initialize_for_a_live_item(live_client: APIClient, merchant, fee_schedule) -> None:
+def test_live_initialize_for_a_live_item(
+    live_client: APIClient, merchant, fee_schedule, paystack
+) -> None:
+    paystack_mock_initialize(paystack)
     live_item = PaymentItemFactory(merchant=merchant, mode=Mode.LIVE)
     response = post(live_client, initialize_payload(live_item))
     assert response.status_code == 200
-    assert CollectionTransaction.objects.get().mode == Mode.LIVE
+    created = CollectionTransaction.objects.get()
+    assert created.mode == Mode.LIVE
+    assert response.json()["data"]["authorization_url"].startswith("https://checkout.paystack.com/")
 
 
 # --- authentication ----------------------------------------------------------------------------

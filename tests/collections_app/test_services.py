@@ -37,6 +37,7 @@ from merchants.models import Merchant, Mode
 from payment_items.models import CatalogueStatus, PaymentItem
 from tests.collections_app.conftest import CALLBACK_URL
 from tests.collections_app.factories import CollectionTransactionFactory, CustomerFactory
+from tests.collections_app.helpers import paystack_mock_initialize
 from tests.payment_items.factories import (
     PaymentItemFactory,
     SubaccountFactory,
@@ -333,8 +334,9 @@ def test_reused_reference_for_another_item_is_409(
 
 
 def test_references_are_scoped_to_merchant_and_mode(
-    merchant: Merchant, fixed_item: PaymentItem
+    merchant: Merchant, fixed_item: PaymentItem, paystack
 ) -> None:
+    paystack_mock_initialize(paystack)
     live_item = PaymentItemFactory(merchant=merchant, mode=Mode.LIVE)
     other_item = PaymentItemFactory()
     first = initialize(merchant, fixed_item)

@@ -1,0 +1,293 @@
+"""The hosted checkout (server-rendered HTML, not part of the JSON API).
+
+``GET /checkout/<reference>`` shows what is being paid for and, for a pending test-mode
+transaction, the sandbox form for its channel. Each outcome goes through
+``transaction_confirm`` (like the test helper) and then sends the customer to the transaction's
+``callback_url`` with ``reference`` and ``status`` added to its query string (303 See Other).
+A final transaction shows its result and accepts nothing (409); an expired one says so; an
+unknown reference is a 404 page. Live transactions are paid on the provider's page; the page
+here links to it and offers no sandbox buttons (POSTs answer 403).
+"""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.debug import sensitive_post_parameters
+
+from collections_app.checkout import (
+    NOT_A_TEST_CARD,
+    TEST_CARD_DECLINED,
+    TEST_CARD_PAID,
+    TRANSFER_CHANNELS,
+    CardPaymentForm,
+    checkout_cancel,
+    checkout_card_pay,
+    checkout_transfer_simulate,
+)
+from collections_app.models import Channel, CollectionTransaction, PaymentStatus
+from collections_app.providers.registry import SANDBOX, collection_provider_name
+from collections_app.selectors import transaction_get_for_checkout
+from collections_app.services import (
+    ConfirmationResult,
+    transaction_expire,
+    transaction_provider_verify,
+)
+from core.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+PAGE_TEMPLATE = "checkout/page.html"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+RESULT_TEXT = {
+    PaymentStatus.PAID: ("Payment successful", "Your payment was received."),
+    PaymentStatus.FAILED: (
+        "Payment declined",
+        "The payment did not go through and you were not charged.",
+    ),
+    PaymentStatus.CANCELLED: ("Payment cancelled", "This payment was cancelled."),
+    PaymentStatus.EXPIRED: (
+        "This payment link has expired",
+        "It can no longer be paid. Ask the merchant for a new payment link.",
+    ),
+}
+
+
+class HttpResponseSeeOther(HttpResponseRedirect):
+    status_code = 303
+
+
+def callback_redirect_url(callback_url: str, *, reference: str, status: str) -> str:
+    """``callback_url`` with ``reference`` and ``status`` set in its query string (other
+    parameters kept in order)."""
+    parts = urlsplit(callback_url)
+    query = [
+        (name, value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if name not in ("reference", "status")
+    ]
+    query += [("reference", reference), ("status", status)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def naira(amount: Decimal) -> str:
+    return f"₦{amount:,.2f}"
+
+
+def _group_digits(number: str) -> str:
+    return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
+
+
+class CheckoutView(View):
+    """Loads the transaction (404 when unknown), expires it when its time is up, and marks
+    every answer private and uncacheable."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = super().dispatch(request, *args, **kwargs)
+        response["Cache-Control"] = "no-store"
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
+    @staticmethod
+    def load(reference: str) -> CollectionTransaction:
+        found = transaction_get_for_checkout(reference=reference)
+        if found is None:
+            raise Http404("Unknown checkout reference")
+        if found.payment_status == PaymentStatus.PENDING and found.expires_at <= timezone.now():
+            transaction_expire(transaction_id=found.pk)
+            found = transaction_get_for_checkout(reference=reference)
+            if found is None:
+                raise Http404("Unknown checkout reference")
+        return found
+
+    @staticmethod
+    def sandbox(transaction: CollectionTransaction) -> bool:
+        return collection_provider_name(transaction.mode) == SANDBOX
+
+    def page(
+        self,
+        request: HttpRequest,
+        transaction: CollectionTransaction,
+        *,
+        status: int = 200,
+        form: CardPaymentForm | None = None,
+        error: str = "",
+    ) -> HttpResponse:
+        pending = transaction.payment_status == PaymentStatus.PENDING
+        sandbox = self.sandbox(transaction)
+        own_page = f"/checkout/{transaction.reference}"
+        provider_url = transaction.authorization_url or ""
+        title, detail = RESULT_TEXT.get(transaction.payment_status, ("", ""))
+        context = {
+            "transaction": transaction,
+            "business_name": transaction.business.business_name,
+            "merchant_name": transaction.merchant.name,
+            "item_name": transaction.payment_item.name,
+            "amount": naira(transaction.amount),
+            "fee": naira(transaction.transaction_fee),
+            "total": naira(transaction.amount_to_be_paid),
+            "reference": transaction.reference,
+            "status": transaction.payment_status,
+            "pending": pending,
+            "test_mode": sandbox,
+            "show_card_form": sandbox and pending and transaction.channel == Channel.CARD,
+            "show_transfer": (
+                sandbox
+                and pending
+                and transaction.channel in TRANSFER_CHANNELS
+                and bool(transaction.virtual_account_number)
+            ),
+            "show_cancel": sandbox and pending,
+            "provider_url": (
+                provider_url
+                if not sandbox and pending and provider_url and own_page not in provider_url
+                else ""
+            ),
+            "result_title": title,
+            "result_detail": detail,
+            "return_url": (
+                ""
+                if pending
+                else callback_redirect_url(
+                    transaction.callback_url,
+                    reference=transaction.reference,
+                    status=transaction.payment_status,
+                )
+            ),
+            "card": (transaction.meta_data or {}).get("card"),
+            "form_errors": form.errors if form is not None else {},
+            "error": error,
+            "test_card_paid": _group_digits(TEST_CARD_PAID),
+            "test_card_declined": _group_digits(TEST_CARD_DECLINED),
+            "expires_at": transaction.expires_at,
+        }
+        return render(request, PAGE_TEMPLATE, context, status=status)
+
+    def refusal(
+        self, request: HttpRequest, transaction: CollectionTransaction, *, channels: frozenset
+    ) -> HttpResponse | None:
+        """The page with a message when this POST cannot be accepted, else ``None``."""
+        if transaction.payment_status != PaymentStatus.PENDING:
+            return self.page(
+                request,
+                transaction,
+                status=409,
+                error="This payment is already complete; nothing more can be done here.",
+            )
+        if not self.sandbox(transaction):
+            return self.page(
+                request,
+                transaction,
+                status=403,
+                error="Test-mode payment options are not available for live payments.",
+            )
+        if transaction.channel not in channels:
+            return self.page(
+                request,
+                transaction,
+                status=400,
+                error="This payment method is not available for this payment.",
+            )
+        return None
+
+    def outcome(self, request: HttpRequest, result: ConfirmationResult) -> HttpResponse:
+        transaction = self.load(result.transaction.reference)
+        if not result.applied:
+            return self.page(
+                request,
+                transaction,
+                status=409,
+                error="This payment is already complete; nothing more can be done here.",
+            )
+        return HttpResponseSeeOther(
+            callback_redirect_url(
+                transaction.callback_url,
+                reference=transaction.reference,
+                status=transaction.payment_status,
+            )
+        )
+
+
+class CheckoutPageView(CheckoutView):
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest, reference: str) -> HttpResponse:
+        return self.page(request, self.load(reference))
+
+
+@method_decorator(sensitive_post_parameters("card_number", "expiry", "cvv"), name="dispatch")
+class CheckoutCardPayView(CheckoutView):
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, reference: str) -> HttpResponse:
+        transaction = self.load(reference)
+        refused = self.refusal(request, transaction, channels=frozenset({Channel.CARD}))
+        if refused is not None:
+            return refused
+        form = CardPaymentForm(request.POST)
+        if not form.is_valid():
+            return self.page(request, transaction, status=400, form=form)
+        outcome = form.test_outcome()
+        if outcome is None:
+            return self.page(request, transaction, status=400, error=NOT_A_TEST_CARD)
+        result = checkout_card_pay(transaction=transaction, outcome=outcome, card=form.summary())
+        return self.outcome(request, result)
+
+
+class CheckoutTransferSimulateView(CheckoutView):
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, reference: str) -> HttpResponse:
+        transaction = self.load(reference)
+        refused = self.refusal(request, transaction, channels=TRANSFER_CHANNELS)
+        if refused is not None:
+            return refused
+        return self.outcome(request, checkout_transfer_simulate(transaction=transaction))
+
+
+class CheckoutCancelView(CheckoutView):
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, reference: str) -> HttpResponse:
+        transaction = self.load(reference)
+        refused = self.refusal(request, transaction, channels=frozenset(Channel.values))
+        if refused is not None:
+            return refused
+        return self.outcome(request, checkout_cancel(transaction=transaction))
+
+
+class CheckoutReturnView(CheckoutView):
+    """Where the live provider sends the customer back: verify (when still pending), then on
+    to the merchant's callback URL with the status as it stands."""
+
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest, reference: str) -> HttpResponse:
+        transaction = self.load(reference)
+        if transaction.payment_status == PaymentStatus.PENDING and not self.sandbox(transaction):
+            try:
+                transaction_provider_verify(transaction=transaction)
+            except ApplicationError as error:
+                logger.warning("checkout return %s: verify failed (%s)", reference, error)
+            transaction = self.load(reference)
+        if transaction.payment_status == PaymentStatus.PENDING and self.sandbox(transaction):
+            return HttpResponseSeeOther(f"/checkout/{reference}")
+        return HttpResponseSeeOther(
+            callback_redirect_url(
+                transaction.callback_url,
+                reference=transaction.reference,
+                status=transaction.payment_status,
+            )
+        )

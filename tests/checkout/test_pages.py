@@ -1,0 +1,496 @@
+"""The hosted checkout page: states, the sandbox card and transfer forms, redirects, CSRF, and
+that no card data is stored or logged."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import date, timedelta
+from decimal import Decimal
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.apps import apps
+from django.core import serializers
+from django.test import Client
+from django.utils import timezone
+
+from collections_app.checkout import CardPaymentForm, card_brand, luhn_valid
+from collections_app.models import (
+    Channel,
+    CollectionTransaction,
+    ConfirmationSource,
+    Event,
+    PaymentStatus,
+    TransactionAttempt,
+)
+from collections_app.services import CustomerInfo, transaction_initialize
+from collections_app.views import callback_redirect_url
+from merchants.models import Mode
+from tests.checkout.conftest import CALLBACK_URL
+from tests.collections_app.factories import CollectionTransactionFactory
+from tests.payment_items.factories import PaymentItemFactory
+
+pytestmark = pytest.mark.django_db
+
+PAID_CARD = "4084 0840 8408 4081"
+DECLINED_CARD = "4000 0000 0000 0002"
+OTHER_VALID_CARD = "4242 4242 4242 4242"
+
+
+def future_expiry() -> str:
+    return f"12/{(timezone.localdate().year + 3) % 100:02d}"
+
+
+def page_url(transaction: CollectionTransaction, action: str = "") -> str:
+    suffix = f"/{action}" if action else ""
+    return f"/checkout/{transaction.reference}{suffix}"
+
+
+def card_post(client: Client, transaction: CollectionTransaction, number: str, **extra: str):  # type: ignore[no-untyped-def]
+    form = {"card_number": number, "expiry": future_expiry(), "cvv": "123", **extra}
+    return client.post(page_url(transaction, "card"), form)
+
+
+def redirect_query(response) -> tuple[str, dict[str, list[str]]]:  # type: ignore[no-untyped-def]
+    location = response["Location"]
+    parts = urlsplit(location)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}", parse_qs(parts.query)
+
+
+def reload(transaction: CollectionTransaction) -> CollectionTransaction:
+    return CollectionTransaction.objects.get(pk=transaction.pk)
+
+
+# --- pending card ------------------------------------------------------------------------------
+
+
+def test_pending_card_page_shows_the_payment_and_the_card_form(
+    client: Client, card_transaction: CollectionTransaction, django_assert_num_queries
+) -> None:
+    with django_assert_num_queries(1):
+        response = client.get(page_url(card_transaction))
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in (
+        "Ade Academy",
+        card_transaction.merchant.name,
+        "Tuition",
+        "₦7,000.00",
+        "₦205.00",
+        "₦7,205.00",
+        card_transaction.reference,
+        'id="card-form"',
+        "csrfmiddlewaretoken",
+        "4084 0840 8408 4081",
+        "Test mode",
+    ):
+        assert text in html, text
+    assert f'action="/checkout/{card_transaction.reference}/card"' in html
+    assert "/static/checkout/checkout.js" in html
+    assert "/static/checkout/checkout.css" in html
+
+
+def test_checkout_answers_are_not_cached_and_lock_down_content(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = client.get(page_url(card_transaction))
+    assert response["Cache-Control"] == "no-store"
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
+
+
+def test_paid_test_card_confirms_and_redirects_to_the_callback(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = card_post(client, card_transaction, PAID_CARD)
+    assert response.status_code == 303
+    base, query = redirect_query(response)
+    assert base == "https://merchant.example.com/payments/callback"
+    assert query == {
+        "order": ["42"],
+        "reference": [card_transaction.reference],
+        "status": ["paid"],
+    }
+    paid = reload(card_transaction)
+    assert paid.payment_status == PaymentStatus.PAID
+    assert paid.amount_paid == Decimal("7205.00")
+    assert paid.gateway_used == "sandbox"
+    assert paid.meta_data == {"card": {"brand": "visa", "last4": "4081"}}
+    attempt = TransactionAttempt.objects.get(transaction=card_transaction)
+    assert attempt.source == ConfirmationSource.CHECKOUT
+    assert attempt.applied is True
+    assert attempt.meta == {"card": {"brand": "visa", "last4": "4081"}}
+    assert Event.objects.get(transaction=card_transaction).event_type == "transaction.paid"
+
+
+def test_declined_test_card_fails_the_transaction(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = card_post(client, card_transaction, DECLINED_CARD)
+    assert response.status_code == 303
+    assert redirect_query(response)[1]["status"] == ["failed"]
+    failed = reload(card_transaction)
+    assert failed.payment_status == PaymentStatus.FAILED
+    assert failed.paid_at is None
+    assert failed.meta_data == {"card": {"brand": "visa", "last4": "0002"}}
+    assert Event.objects.get(transaction=card_transaction).event_type == "transaction.failed"
+
+
+def test_result_page_after_a_decline_shows_the_card_used(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    card_post(client, card_transaction, DECLINED_CARD)
+    html = client.get(page_url(card_transaction)).content.decode()
+    assert "Payment declined" in html
+    assert "Visa ending in 0002" in html
+    assert 'id="card-form"' not in html
+
+
+def test_another_valid_card_is_refused_with_the_test_cards_named(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = card_post(client, card_transaction, OTHER_VALID_CARD)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "can&#x27;t be used in test mode" in html
+    assert "4084 0840 8408 4081" in html
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+    assert not TransactionAttempt.objects.exists()
+    assert not Event.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("card_number", "4084 0840 8408 4082", "not valid; check the digits"),
+        ("card_number", "4084 08x0 8408 4081", "12 to 19 digits"),
+        ("card_number", "40840840", "12 to 19 digits"),
+        ("card_number", "", "This field is required"),
+        ("expiry", "01/20", "This card has expired"),
+        ("expiry", "13/30", "month must be 01 to 12"),
+        ("expiry", "1230", "as MM/YY"),
+        ("cvv", "12", "3 or 4 digits"),
+        ("cvv", "12a", "3 or 4 digits"),
+        ("cvv", "12345", "Ensure this value has at most 4 characters"),
+    ],
+)
+def test_server_rejects_bad_card_input(
+    client: Client, card_transaction: CollectionTransaction, field: str, value: str, message: str
+) -> None:
+    form = {"card_number": PAID_CARD, "expiry": future_expiry(), "cvv": "123", field: value}
+    response = client.post(page_url(card_transaction, "card"), form)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html
+    assert re.search(rf'id="{field}"[^>]*aria-invalid="true"', html, re.S)
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+    assert not TransactionAttempt.objects.exists()
+
+
+def test_a_rejected_form_does_not_echo_the_card_number(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = card_post(client, card_transaction, PAID_CARD, cvv="1")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "4084 0840 8408 4081" in html  # the documented test card hint
+    assert "4084084084084081" not in html
+    assert 'value="4084' not in html
+
+
+def test_expiry_this_month_is_accepted() -> None:
+    today = date(2026, 5, 31)
+    form = CardPaymentForm(
+        {"card_number": PAID_CARD, "expiry": "05/26", "cvv": "1234"}, today=today
+    )
+    assert form.is_valid(), form.errors
+    expired = CardPaymentForm(
+        {"card_number": PAID_CARD, "expiry": "04/26", "cvv": "123"}, today=today
+    )
+    assert not expired.is_valid()
+    assert expired.errors["expiry"] == ["This card has expired."]
+
+
+@pytest.mark.parametrize(
+    ("number", "valid"),
+    [
+        ("4084084084084081", True),
+        ("4000000000000002", True),
+        ("4242424242424242", True),
+        ("5061020000000000094", True),
+        ("4084084084084082", False),
+        ("1234567812345678", False),
+    ],
+)
+def test_luhn(number: str, valid: bool) -> None:
+    assert luhn_valid(number) is valid
+
+
+@pytest.mark.parametrize(
+    ("number", "brand"),
+    [
+        ("4084084084084081", "visa"),
+        ("5399838383838381", "mastercard"),
+        ("2223000048400011", "mastercard"),
+        ("5061020000000000094", "verve"),
+        ("378282246310005", "amex"),
+        ("6011000990139424", "card"),
+    ],
+)
+def test_card_brand(number: str, brand: str) -> None:
+    assert card_brand(number) == brand
+
+
+# --- bank transfer -----------------------------------------------------------------------------
+
+
+def test_bank_transfer_page_shows_the_account_and_exact_amount(
+    client: Client, transfer_transaction: CollectionTransaction
+) -> None:
+    html = client.get(page_url(transfer_transaction)).content.decode()
+    assert "9012345678" in html
+    assert "Sandbox Collections Bank" in html
+    assert 'data-testid="transfer-amount">₦7,205.00<' in html
+    assert "sent the transfer (simulate)" in html
+    assert 'id="card-form"' not in html
+
+
+def test_simulated_transfer_pays_the_exact_amount(
+    client: Client, transfer_transaction: CollectionTransaction
+) -> None:
+    response = client.post(page_url(transfer_transaction, "transfer"))
+    assert response.status_code == 303
+    assert redirect_query(response)[1]["status"] == ["paid"]
+    paid = reload(transfer_transaction)
+    assert paid.payment_status == PaymentStatus.PAID
+    assert paid.amount_paid == Decimal("7205.00")
+    attempt = TransactionAttempt.objects.get(transaction=transfer_transaction)
+    assert (attempt.source, attempt.amount_paid) == ("checkout", Decimal("7205.00"))
+
+
+def test_bank_channel_gets_a_sandbox_account_on_its_checkout_page(
+    client: Client, fee_schedule
+) -> None:  # type: ignore[no-untyped-def]
+    item = PaymentItemFactory(amount=Decimal("7000.00"))
+    created = transaction_initialize(
+        merchant=item.merchant,
+        mode=Mode.TEST,
+        payment_item_id=item.pk,
+        transaction_reference="bank-1",
+        channel=Channel.BANK,
+        amount=Decimal("7000.00"),
+        customer_info=CustomerInfo("ada@example.com", "08031234567", "Ada", "Obi"),
+        callback_url="https://93.184.216.34/callback",
+    ).transaction
+    assert created.authorization_url.endswith(f"/checkout/{created.reference}")
+    html = client.get(page_url(created)).content.decode()
+    assert created.virtual_account_number in html
+    assert "sent the transfer (simulate)" in html
+    response = client.post(page_url(created, "transfer"))
+    assert response.status_code == 303
+    assert reload(created).payment_status == PaymentStatus.PAID
+
+
+def test_card_only_and_transfer_only_actions(
+    client: Client,
+    card_transaction: CollectionTransaction,
+    transfer_transaction: CollectionTransaction,
+) -> None:
+    assert client.post(page_url(card_transaction, "transfer")).status_code == 400
+    assert card_post(client, transfer_transaction, PAID_CARD).status_code == 400
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+    assert reload(transfer_transaction).payment_status == PaymentStatus.PENDING
+
+
+def test_customer_can_cancel(client: Client, card_transaction: CollectionTransaction) -> None:
+    response = client.post(page_url(card_transaction, "cancel"))
+    assert response.status_code == 303
+    assert redirect_query(response)[1]["status"] == ["cancelled"]
+    assert reload(card_transaction).payment_status == PaymentStatus.CANCELLED
+
+
+# --- terminal, expired, unknown ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "title"),
+    [
+        (PaymentStatus.PAID, "Payment successful"),
+        (PaymentStatus.FAILED, "Payment declined"),
+        (PaymentStatus.CANCELLED, "Payment cancelled"),
+        (PaymentStatus.EXPIRED, "This payment link has expired"),
+    ],
+)
+def test_terminal_transaction_shows_its_result_and_no_forms(
+    client: Client, status: str, title: str
+) -> None:
+    paid_at = timezone.now() if status == PaymentStatus.PAID else None
+    txn = CollectionTransactionFactory(
+        payment_status=status, paid_at=paid_at, callback_url=CALLBACK_URL
+    )
+    response = client.get(page_url(txn))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert title in html
+    assert "<form" not in html
+    assert "checkout.js" not in html
+    assert (
+        f'href="https://merchant.example.com/payments/callback?order=42&amp;reference='
+        f'{txn.reference}&amp;status={status}"' in html
+    )
+
+
+@pytest.mark.parametrize("action", ["card", "transfer", "cancel"])
+def test_terminal_transaction_refuses_every_post(client: Client, action: str) -> None:
+    txn = CollectionTransactionFactory(payment_status=PaymentStatus.FAILED)
+    form = {"card_number": PAID_CARD, "expiry": future_expiry(), "cvv": "123"}
+    response = client.post(page_url(txn, action), form)
+    assert response.status_code == 409
+    assert "already complete" in response.content.decode()
+    assert reload(txn).payment_status == PaymentStatus.FAILED
+    assert not TransactionAttempt.objects.exists()
+
+
+def test_pending_transaction_past_its_expiry_is_expired_when_opened(client: Client) -> None:
+    txn = CollectionTransactionFactory(expires_at=timezone.now() - timedelta(minutes=1))
+    response = client.get(page_url(txn))
+    assert response.status_code == 200
+    assert "This payment link has expired" in response.content.decode()
+    assert reload(txn).payment_status == PaymentStatus.EXPIRED
+    assert Event.objects.get(transaction=txn).event_type == "transaction.expired"
+    refused = card_post(client, txn, PAID_CARD)
+    assert refused.status_code == 409
+    assert reload(txn).payment_status == PaymentStatus.EXPIRED
+
+
+@pytest.mark.parametrize("reference", ["TXN_UNKNOWN", "X" * 41])
+def test_unknown_reference_is_a_404_page(client: Client, db: None, reference: str) -> None:
+    response = client.get(f"/checkout/{reference}")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert "Payment link not found" in response.content.decode()
+    assert client.post(f"/checkout/{reference}/card", {}).status_code == 404
+
+
+def test_get_is_not_accepted_on_actions(client: Client, card_transaction) -> None:  # type: ignore[no-untyped-def]
+    assert client.get(page_url(card_transaction, "card")).status_code == 405
+    assert client.post(page_url(card_transaction)).status_code == 405
+
+
+# --- CSRF --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action", ["card", "transfer", "cancel"])
+def test_posts_without_a_csrf_token_are_refused(
+    card_transaction: CollectionTransaction, action: str
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    form = {"card_number": PAID_CARD, "expiry": future_expiry(), "cvv": "123"}
+    response = client.post(page_url(card_transaction, action), form)
+    assert response.status_code == 403
+    assert "Please try again" in response.content.decode()
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+
+
+def test_post_with_the_pages_csrf_token_is_accepted(
+    card_transaction: CollectionTransaction,
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    html = client.get(page_url(card_transaction)).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    response = card_post(client, card_transaction, PAID_CARD, csrfmiddlewaretoken=token)
+    assert response.status_code == 303
+    assert reload(card_transaction).payment_status == PaymentStatus.PAID
+
+
+# --- live mode ---------------------------------------------------------------------------------
+
+
+def test_live_transaction_page_offers_no_sandbox_actions(client: Client) -> None:
+    txn = CollectionTransactionFactory(
+        mode=Mode.LIVE, authorization_url="https://checkout.paystack.com/abc123"
+    )
+    html = client.get(page_url(txn)).content.decode()
+    assert "Test mode" not in html
+    assert 'id="card-form"' not in html
+    assert "simulate" not in html
+    assert "Cancel payment" not in html
+    assert 'href="https://checkout.paystack.com/abc123"' in html
+    for action in ("card", "transfer", "cancel"):
+        response = (
+            card_post(client, txn, PAID_CARD)
+            if action == "card"
+            else client.post(page_url(txn, action))
+        )
+        assert response.status_code == 403
+    assert reload(txn).payment_status == PaymentStatus.PENDING
+
+
+def test_return_route_in_test_mode_goes_back_to_the_page(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = client.get(page_url(card_transaction, "return"))
+    assert response.status_code == 303
+    assert response["Location"] == page_url(card_transaction)
+
+
+# --- callback URL ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("callback_url", "expected"),
+    [
+        ("https://shop.example/cb", "https://shop.example/cb?reference=TXN_1&status=paid"),
+        (
+            "https://shop.example/cb?order=1&x=",
+            "https://shop.example/cb?order=1&x=&reference=TXN_1&status=paid",
+        ),
+        (
+            "https://shop.example/cb?status=old&reference=evil&a=1",
+            "https://shop.example/cb?a=1&reference=TXN_1&status=paid",
+        ),
+        (
+            "https://shop.example/cb#done",
+            "https://shop.example/cb?reference=TXN_1&status=paid#done",
+        ),
+    ],
+)
+def test_callback_redirect_url(callback_url: str, expected: str) -> None:
+    assert callback_redirect_url(callback_url, reference="TXN_1", status="paid") == expected
+
+
+# --- no card data kept ---------------------------------------------------------------------------
+
+
+def _database_dump() -> str:
+    return "\n".join(
+        serializers.serialize("json", model.objects.all())
+        for model in apps.get_models()
+        if model._meta.managed
+    )
+
+
+@pytest.mark.parametrize("number", [PAID_CARD, DECLINED_CARD, OTHER_VALID_CARD])
+def test_card_number_and_cvv_are_never_stored_or_logged(
+    client: Client,
+    card_transaction: CollectionTransaction,
+    caplog: pytest.LogCaptureFixture,
+    number: str,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    cvv = "7391"
+    card_post(client, card_transaction, number, cvv=cvv)
+    card_post(client, card_transaction, number, cvv="7")  # a rejected form too
+    digits = number.replace(" ", "")
+    dump = _database_dump()
+    assert digits not in dump
+    assert number not in dump
+    assert digits[:12] not in dump
+    assert f'"{cvv}"' not in dump
+    assert "cvv" not in dump.lower()
+    logged = caplog.text + " ".join(repr(record.__dict__) for record in caplog.records)
+    assert digits not in logged
+    assert number not in logged
+    assert cvv not in logged
