@@ -1,0 +1,114 @@
+"""A merchant world for the schema fuzzer: funded test wallet, catalogue, a payout and a
+collection transaction, so generated requests can reach real objects as well as 404s."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.core import signals
+from django.db import close_old_connections
+
+from collections_app.services import CustomerInfo, transaction_initialize
+from core import ssrf
+from merchants.models import Mode
+from merchants.services import MerchantCreated
+from payment_items.demo import demo_catalogue_seed
+from payouts.services import payout_create
+from wallets.selectors import wallet_get
+from wallets.services import wallet_fund
+
+CALLBACK_URL = "https://merchant.example.com/payments/callback"
+PUBLIC_ADDRESS = "93.184.216.34"
+
+
+@dataclass(frozen=True)
+class FuzzWorld:
+    test_key: str
+    live_key: str
+    payout_id: int
+    payment_item_id: int
+    transaction_reference: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.test_key}"}
+
+    def path_parameters(self, names: set[str]) -> dict[str, Any]:
+        """Existing objects for the operation's path parameters (the ones it has)."""
+        known: dict[str, Any] = {
+            "payout_id": self.payout_id,
+            "payment_item_id": self.payment_item_id,
+            "reference": self.transaction_reference,
+        }
+        return {name: value for name, value in known.items() if name in names}
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection() -> Iterator[None]:
+    """Requests go through the WSGI app directly (not Django's test client), so, as that client
+    does, keep Django from closing the test's database connection at each request's end."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture(autouse=True)
+def offline_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Callback URLs resolve without the network: merchant.example.com is public, every other
+    generated host does not exist."""
+
+    def resolve(host: str, port: int) -> list[str]:
+        if host == "merchant.example.com":
+            return [PUBLIC_ADDRESS]
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(ssrf, "system_resolver", resolve)
+
+
+@pytest.fixture
+def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
+    merchant = merchant_account.merchant
+    wallet = wallet_get(merchant=merchant, mode=Mode.TEST)
+    wallet_fund(wallet_id=wallet.pk, amount=Decimal("1000000.00"), reference="FUZZ-FUND-1")
+    catalogue = demo_catalogue_seed(merchant=merchant)
+    fixed_item_id = catalogue["payment_items"]["fixed"]
+    payout = payout_create(
+        merchant=merchant,
+        mode=Mode.TEST,
+        account_number="0123456789",
+        bank_code="058",
+        amount=Decimal("1500.00"),
+        idempotency_key="fuzz-payout-1",
+        narration="fuzz",
+    ).payout
+    collection = transaction_initialize(
+        merchant=merchant,
+        mode=Mode.TEST,
+        payment_item_id=fixed_item_id,
+        transaction_reference="fuzz-ref-1",
+        channel="bank-transfer",
+        amount=Decimal("7000.00"),
+        customer_info=CustomerInfo(
+            email="ada@example.com",
+            phone_number="08012345678",
+            first_name="Ada",
+            last_name="Obi",
+        ),
+        callback_url=CALLBACK_URL,
+    ).transaction
+    return FuzzWorld(
+        test_key=merchant_account.test_key.plaintext,
+        live_key=merchant_account.live_key.plaintext,
+        payout_id=payout.pk,
+        payment_item_id=fixed_item_id,
+        transaction_reference=collection.reference,
+    )
