@@ -1,0 +1,1135 @@
+"""`make bench`: the service with production settings on loopback, driven by wrk, measured
+against PostgreSQL's own limit on this machine. Every figure is a ratio of two runs made here,
+minutes apart, so it holds on a noisy machine.
+
+Steps: a fresh ``bench`` database (migrated, then filled with SQL: 1,000 funded wallets and one
+wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by
+pgbench on a copy of that database (M1's denominator); gunicorn + a Celery worker on Redis;
+wrk runs (M1, M3, M4, M7, M8, M10); a py-spy profile of the create path; the gate once the
+worker has drained. Results: ``benchmarks/results/latest.json`` and ``latest.md``.
+
+Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres),
+BENCH_REDIS_URL (redis://127.0.0.1:6379/10), BENCH_DURATION (seconds per run, 12),
+BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS (1000), BENCH_PAYOUTS
+(1000000), WEB_CONCURRENCY (2 × cores + 1), CELERY_CONCURRENCY (cores), BENCH_DRAIN_TIMEOUT
+(240), BENCH_PROFILE (1; 0 skips py-spy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / "benchmarks"
+RESULTS_DIR = BENCH_DIR / "results"
+WORK = ROOT / "var" / "bench"
+LUA = BENCH_DIR / "lua" / "bench.lua"
+VENV_BIN = ROOT / ".venv" / "bin"
+PYTHON = str(VENV_BIN / "python")
+
+PAYOUTS_PATH = "/api/v1/transactions/in/merchant-wallet/payouts"
+NOOP_PATH = "/bench/noop"
+DEEP_ROWS = 100_000
+LIST_LIMIT = 50
+FINAL_OR_AMBIGUOUS = ("successful", "failed", "ambiguous")
+
+TARGETS = {  # issue 7's targets for the first optimisation pass (informational, not the gate)
+    "M1": (">=", 0.15),
+    "M3": (">=", 0.7),
+    "M4": (">=", 0.5),
+    "M7": (">=", 1.5),
+    "M8": ("<=", 3.0),
+    "M10": ("<=", 3.0),
+}
+
+
+def log(message: str) -> None:
+    print(f"[bench {datetime.now(UTC):%H:%M:%S}] {message}", flush=True)
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name) or default)
+
+
+@dataclass
+class Config:
+    pg_host: str = os.environ.get("BENCH_PG_HOST", "127.0.0.1")
+    pg_port: int = _env_int("BENCH_PG_PORT", 5432)
+    pg_user: str = os.environ.get("BENCH_PG_USER", "postgres")
+    database: str = "bench"
+    pgbench_database: str = "bench_pgbench"
+    redis_url: str = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/10")
+    duration: int = _env_int("BENCH_DURATION", 12)
+    list_duration: int = _env_int("BENCH_LIST_DURATION", 8)
+    warmup: int = 3
+    connections: int = _env_int("BENCH_CONNECTIONS", 16)
+    wallets: int = _env_int("BENCH_WALLETS", 1000)
+    payouts: int = _env_int("BENCH_PAYOUTS", 1_000_000)
+    cores: int = os.cpu_count() or 1
+    web_concurrency: int = _env_int("WEB_CONCURRENCY", 2 * (os.cpu_count() or 1) + 1)
+    celery_concurrency: int = _env_int("CELERY_CONCURRENCY", os.cpu_count() or 1)
+    drain_timeout: int = _env_int("BENCH_DRAIN_TIMEOUT", 240)
+    profile: bool = os.environ.get("BENCH_PROFILE", "1") != "0"
+    salt: str = field(default_factory=lambda: secrets.token_hex(6))
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(40))
+    port: int = 0
+
+    @property
+    def threads(self) -> int:
+        return max(1, min(self.cores, 4))
+
+    @property
+    def list_merchant(self) -> int:
+        return self.wallets + 1
+
+    def dsn(self, database: str | None = None) -> str:
+        return (
+            f"postgresql://{self.pg_user}@{self.pg_host}:{self.pg_port}/{database or self.database}"
+        )
+
+    def database_url(self) -> str:
+        return f"postgres://{self.pg_user}@{self.pg_host}:{self.pg_port}/{self.database}"
+
+    def key(self, merchant: int) -> str:
+        return f"sk_test_bench_{merchant}_{self.salt}"
+
+    def service_env(self, settings_module: str) -> dict[str, str]:
+        high = "100000000/s"  # rate limits far above anything this machine can send
+        return {
+            **os.environ,
+            "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}",
+            "DJANGO_SETTINGS_MODULE": settings_module,
+            "DEBUG": "0",
+            "SECRET_KEY": self.secret_key,
+            "DATABASE_URL": self.database_url(),
+            "CELERY_BROKER_URL": self.redis_url,
+            "CACHE_URL": self.redis_url,
+            "THROTTLE_RATE_READ": high,
+            "THROTTLE_RATE_WRITE": high,
+            "THROTTLE_RATE_NAME_ENQUIRY": high,
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "VAR_DIR": str(WORK / "var"),
+            "PYTHONUNBUFFERED": "1",
+        }
+
+
+# --- Processes -------------------------------------------------------------------------------
+
+
+class Services:
+    """gunicorn and the Celery worker, each in its own process group."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.logs: list[Any] = []
+
+    def start(self, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
+        handle = (WORK / f"{name}.log").open("w")
+        self.logs.append(handle)
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes[name] = process
+        return process
+
+    def start_all(self) -> None:
+        cfg = self.cfg
+        self.start(
+            "worker",
+            [
+                str(VENV_BIN / "celery"),
+                "-A",
+                "config.celery_app",
+                "worker",
+                "--loglevel=INFO",
+                f"--concurrency={cfg.celery_concurrency}",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cfg.service_env("config.settings.production"),
+        )
+        self.start(
+            "web",
+            [
+                str(VENV_BIN / "gunicorn"),
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{cfg.port}",
+                "--workers",
+                str(cfg.web_concurrency),
+                "--timeout",
+                "30",
+                "--access-logfile",
+                "-",
+            ],
+            cfg.service_env("benchmarks.bench_settings"),
+        )
+
+    def check_alive(self) -> None:
+        for name, process in self.processes.items():
+            if process.poll() is not None:
+                tail = (WORK / f"{name}.log").read_text()[-3000:]
+                raise RuntimeError(f"{name} exited with {process.returncode}:\n{tail}")
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=5)
+        for handle in self.logs:
+            handle.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(command: list[str], *, env: dict[str, str] | None = None, timeout: int = 600) -> str:
+    result = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command[:3])}… exited with {result.returncode}:\n"
+            f"{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        )
+    return result.stdout
+
+
+# --- Database --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def connect(cfg: Config, database: str | None = None) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(cfg.dsn(database), autocommit=True) as conn:
+        yield conn
+
+
+def scalar(cfg: Config, sql: str, params: tuple = ()) -> Any:
+    with connect(cfg) as conn:
+        row = conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+
+def recreate_database(cfg: Config, name: str, *, template: str | None = None) -> None:
+    with connect(cfg, "postgres") as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        if template:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY = FILE_COPY')
+        else:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def drop_database(cfg: Config, name: str) -> None:
+    with connect(cfg, "postgres") as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def prepare_database(cfg: Config) -> None:
+    log(f"database {cfg.database}: recreate and migrate")
+    recreate_database(cfg, cfg.database)
+    run(
+        [PYTHON, "manage.py", "migrate", "--noinput", "-v0"],
+        env=cfg.service_env("config.settings.production"),
+    )
+    log(f"seeding {cfg.wallets} funded wallets and {cfg.payouts:,} payouts with SQL")
+    started = time.monotonic()
+    run(
+        [
+            "psql",
+            "-h",
+            cfg.pg_host,
+            "-p",
+            str(cfg.pg_port),
+            "-U",
+            cfg.pg_user,
+            "-d",
+            cfg.database,
+            "-q",
+            "-v",
+            f"n_wallets={cfg.wallets}",
+            "-v",
+            f"n_payouts={cfg.payouts}",
+            "-v",
+            f"salt={cfg.salt}",
+            "-f",
+            str(BENCH_DIR / "seed.sql"),
+        ],
+        timeout=1200,
+    )
+    log(f"seeded in {time.monotonic() - started:.0f}s")
+    (WORK / "keys-spread.txt").write_text(
+        "\n".join(cfg.key(i) for i in range(1, cfg.wallets + 1)) + "\n"
+    )
+    (WORK / "keys-hot.txt").write_text(cfg.key(1) + "\n")
+    (WORK / "keys-list.txt").write_text(cfg.key(cfg.list_merchant) + "\n")
+
+
+def flush_redis(cfg: Config) -> None:
+    import redis
+
+    redis.Redis.from_url(cfg.redis_url).flushdb()
+
+
+# --- M1 denominator: pgbench -------------------------------------------------------------------
+
+
+def capture_and_pgbench(cfg: Config, results: dict[str, Any]) -> None:
+    script, info = WORK / "create.pgbench", WORK / "capture.json"
+    log("capturing the SQL of one create from the ORM")
+    run(
+        [
+            PYTHON,
+            "-m",
+            "benchmarks.capture_create",
+            "--merchant",
+            str(min(777, cfg.wallets)),
+            "--salt",
+            cfg.salt,
+            "--wallets",
+            str(cfg.wallets),
+            "--out",
+            str(script),
+            "--info",
+            str(info),
+        ],
+        env={**cfg.service_env("benchmarks.bench_settings"), "LOG_LEVEL": "WARNING"},
+    )
+    captured = json.loads(info.read_text())
+    results["create_sql"] = {
+        "statements": captured["create_queries"],
+        "in_transaction": captured["create_queries_in_transaction"],
+        "replay_statements": captured["replay_queries"],
+        "replay_locks_wallet": captured["replay_locks_wallet"],
+        "pgbench_script": str(script.relative_to(ROOT)),
+    }
+    shutil.copy(script, RESULTS_DIR / "create.pgbench")
+    log(f"copying {cfg.database} to {cfg.pgbench_database} for pgbench")
+    recreate_database(cfg, cfg.pgbench_database, template=cfg.database)
+    try:
+        log(f"pgbench: {cfg.connections} clients, {cfg.duration}s")
+        output = run(
+            [
+                "pgbench",
+                "-h",
+                cfg.pg_host,
+                "-p",
+                str(cfg.pg_port),
+                "-U",
+                cfg.pg_user,
+                "-n",
+                "-M",
+                "simple",
+                "-c",
+                str(cfg.connections),
+                "-j",
+                str(cfg.threads),
+                "-T",
+                str(cfg.duration),
+                "-f",
+                str(script),
+                cfg.pgbench_database,
+            ],
+            timeout=cfg.duration + 120,
+        )
+    finally:
+        drop_database(cfg, cfg.pgbench_database)
+    tps = latency = None
+    failed = 0
+    for line in output.splitlines():
+        if line.startswith("tps ="):
+            tps = float(line.split()[2])
+        elif line.startswith("latency average"):
+            latency = float(line.split()[3])
+        elif line.startswith("number of failed transactions"):
+            failed = int(line.split(":")[1].split()[0])
+    if tps is None:
+        raise RuntimeError(f"pgbench printed no tps:\n{output}")
+    results["runs"]["pgbench_create"] = {
+        "tps": tps,
+        "latency_avg_ms": latency,
+        "failed": failed,
+        "clients": cfg.connections,
+    }
+    log(f"pgbench: {tps:.0f} TPS")
+
+
+# --- wrk -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    name: str
+    mode: str
+    path: str
+    keys: str
+    expect: int
+    duration: int
+    connections: int
+    rate: float = 0.0
+    replay_pool: int = 0
+    tag: str = ""
+
+
+def wrk(cfg: Config, spec: Run) -> dict[str, Any]:
+    out = WORK / f"wrk-{spec.name}.json"
+    out.unlink(missing_ok=True)
+    env = {
+        **os.environ,
+        "BENCH_MODE": spec.mode,
+        "BENCH_PATH": spec.path,
+        "BENCH_KEYS": str(WORK / spec.keys),
+        "BENCH_RUN": spec.tag or f"{spec.name}-{cfg.salt}",
+        "BENCH_REPLAY": str(spec.replay_pool),
+        "BENCH_RATE": str(spec.rate),
+        "BENCH_THREADS": str(cfg.threads),
+        "BENCH_OUT": str(out),
+    }
+    command = [
+        "wrk",
+        f"-t{cfg.threads}",
+        f"-c{spec.connections}",
+        f"-d{spec.duration}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(LUA),
+        f"http://127.0.0.1:{cfg.port}{spec.path}",
+    ]
+    with (WORK / "wrk.log").open("a") as handle:
+        handle.write(f"\n### {spec.name}: {' '.join(command)}\n")
+        handle.flush()
+        subprocess.run(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            timeout=spec.duration + 120,
+            check=True,
+        )
+    data = json.loads(out.read_text())
+    statuses = {int(code): count for code, count in data["statuses"].items()}
+    data["statuses"] = statuses
+    data["unexpected"] = sum(count for code, count in statuses.items() if code != spec.expect)
+    data["server_errors"] = sum(count for code, count in statuses.items() if code >= 500)
+    data["connections"] = spec.connections
+    data["path"] = spec.path
+    log(
+        f"{spec.name}: {data['rps']:.1f} req/s, p50 {data['p50_ms']:.1f} ms, "
+        f"p99 {data['p99_ms']:.1f} ms, statuses {statuses}"
+    )
+    return data
+
+
+# --- Worker drain and the gate -----------------------------------------------------------------
+
+
+def pending_payouts(cfg: Config) -> int:
+    return scalar(
+        cfg,
+        "SELECT count(*) FROM payouts_payout WHERE status <> ALL(%s)",
+        (list(FINAL_OR_AMBIGUOUS),),
+    )
+
+
+def drain(cfg: Config, services: Services, *, timeout: int, label: str) -> dict[str, Any]:
+    started = time.monotonic()
+    first = pending_payouts(cfg)
+    remaining = first
+    while remaining and time.monotonic() - started < timeout:
+        services.check_alive()
+        time.sleep(1)
+        remaining = pending_payouts(cfg)
+    elapsed = time.monotonic() - started
+    drained = first - remaining
+    log(f"drain after {label}: {drained} payouts settled in {elapsed:.0f}s, {remaining} pending")
+    return {
+        "settled": drained,
+        "seconds": round(elapsed, 1),
+        "pending_after": remaining,
+        "rate_per_s": round(drained / elapsed, 1) if elapsed > 0.5 and drained else None,
+    }
+
+
+GATE_SQL: dict[str, str] = {
+    "no idempotency key has two payouts": """
+        SELECT count(*) FROM (
+            SELECT 1 FROM payouts_payout GROUP BY wallet_id, idempotency_key HAVING count(*) > 1
+        ) AS d""",
+    "every payout final or ambiguous after the drain": """
+        SELECT count(*) FROM payouts_payout
+        WHERE status NOT IN ('successful', 'failed', 'ambiguous')""",
+    "available + reserved + captured = funded, balances = ledger (every wallet)": """
+        SELECT count(*) FROM wallets_wallet AS w
+        LEFT JOIN (
+            SELECT wallet_id,
+                   sum(amount) FILTER (WHERE entry_type = 'funding') AS funded,
+                   sum(amount + fee_amount) FILTER (WHERE entry_type = 'payout_debit')
+                       AS captured,
+                   sum(available_delta) AS available,
+                   sum(reserved_delta) AS reserved
+            FROM wallets_ledgerentry GROUP BY wallet_id
+        ) AS l ON l.wallet_id = w.id
+        WHERE w.available_balance + w.reserved_balance + coalesce(l.captured, 0)
+                  <> coalesce(l.funded, 0)
+           OR w.available_balance <> coalesce(l.available, 0)
+           OR w.reserved_balance <> coalesce(l.reserved, 0)""",
+    "each payout has exactly one reservation, each reservation its payout": """
+        SELECT count(*) FROM payouts_payout AS p
+        FULL JOIN (
+            SELECT payout_id, count(*) AS n FROM wallets_ledgerentry
+            WHERE entry_type = 'payout_reserve' GROUP BY payout_id
+        ) AS r ON r.payout_id = p.id
+        WHERE p.id IS NULL OR r.payout_id IS NULL OR r.n <> 1""",
+    "successful captured once, failed released once, nothing else settled": """
+        SELECT count(*) FROM payouts_payout AS p
+        LEFT JOIN (
+            SELECT payout_id,
+                   count(*) FILTER (WHERE entry_type = 'payout_debit') AS debits,
+                   count(*) FILTER (WHERE entry_type = 'payout_reversal') AS reversals
+            FROM wallets_ledgerentry WHERE entry_type IN ('payout_debit', 'payout_reversal')
+            GROUP BY payout_id
+        ) AS s ON s.payout_id = p.id
+        WHERE (p.status = 'successful' AND (coalesce(s.debits, 0) <> 1
+                                            OR coalesce(s.reversals, 0) <> 0))
+           OR (p.status = 'failed' AND (coalesce(s.debits, 0) <> 0
+                                        OR coalesce(s.reversals, 0) <> 1))
+           OR (p.status NOT IN ('successful', 'failed') AND s.payout_id IS NOT NULL)""",
+    "each load-test payout sent to the provider once": """
+        SELECT count(*) FROM payouts_sandboxtransfer WHERE initiate_count <> 1""",
+}
+
+
+def gate(cfg: Config, results: dict[str, Any]) -> list[dict[str, Any]]:
+    checks: list[dict[str, Any]] = []
+    env = {**cfg.service_env("config.settings.production"), "LOG_LEVEL": "WARNING"}
+    reconcile = subprocess.run(
+        [PYTHON, "manage.py", "reconcile_wallets", "--no-progress"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    checks.append(
+        {
+            "check": "reconcile_wallets passes",
+            "ok": reconcile.returncode == 0,
+            "detail": (reconcile.stdout + reconcile.stderr).strip().splitlines()[-1:],
+        }
+    )
+    with connect(cfg) as conn:
+        for name, sql in GATE_SQL.items():
+            bad = conn.execute(sql).fetchone()[0]
+            checks.append({"check": name, "ok": bad == 0, "detail": f"{bad} offending row(s)"})
+    errors = {
+        name: run_data["server_errors"]
+        for name, run_data in results["runs"].items()
+        if isinstance(run_data, dict) and run_data.get("server_errors")
+    }
+    checks.append({"check": "no 5xx under load", "ok": not errors, "detail": errors or "none"})
+    unexpected = {
+        name: run_data["unexpected"]
+        for name, run_data in results["runs"].items()
+        if isinstance(run_data, dict) and run_data.get("unexpected")
+    }
+    checks.append(
+        {
+            "check": "every load response had the expected status",
+            "ok": not unexpected,
+            "detail": unexpected or "none",
+        }
+    )
+    for check in checks:
+        log(f"gate: {'PASS' if check['ok'] else 'FAIL'} {check['check']} ({check['detail']})")
+    return checks
+
+
+# --- M8: list totals ---------------------------------------------------------------------------
+
+
+def list_queries(cfg: Config) -> dict[str, dict[str, Any]]:
+    """The three list variants of M8, each at page 1 and 100,000 rows deep, with the exact
+    ``total`` PostgreSQL counts for them."""
+    with connect(cfg) as conn:
+        newest, oldest = conn.execute(
+            "SELECT max(created_at), min(created_at) FROM payouts_payout WHERE wallet_id = %s",
+            (cfg.list_merchant,),
+        ).fetchone()
+    span = newest - oldest
+    # A date window over the middle ~60% of the wallet's history.
+    start = (oldest + span * 0.2).astimezone(UTC)
+    end = (oldest + span * 0.8).astimezone(UTC)
+    from_date, to_date = start.strftime("%Y-%m-%d"), end.strftime("%Y-%m-%d")
+    variants = {
+        "all": ("", "SELECT count(*) FROM payouts_payout WHERE wallet_id = %s", ()),
+        "status": (
+            "&status=failed",
+            "SELECT count(*) FROM payouts_payout WHERE wallet_id = %s AND status = 'failed'",
+            (),
+        ),
+        "dates": (
+            f"&from_date={from_date}&to_date={to_date}",
+            "SELECT count(*) FROM payouts_payout WHERE wallet_id = %s "
+            "AND created_at >= (%s::date::timestamp AT TIME ZONE 'Africa/Lagos') "
+            "AND created_at < ((%s::date + 1)::timestamp AT TIME ZONE 'Africa/Lagos')",
+            (from_date, to_date),
+        ),
+    }
+    deep_page = DEEP_ROWS // LIST_LIMIT + 1
+    out: dict[str, dict[str, Any]] = {}
+    with connect(cfg) as conn:
+        for name, (query, count_sql, extra) in variants.items():
+            total = conn.execute(count_sql, (cfg.list_merchant, *extra)).fetchone()[0]
+            out[name] = {
+                "page1": f"{PAYOUTS_PATH}?page=1&limit={LIST_LIMIT}{query}",
+                "deep": f"{PAYOUTS_PATH}?page={deep_page}&limit={LIST_LIMIT}{query}",
+                "expected_total": total,
+            }
+    return out
+
+
+def http_get_json(cfg: Config, path: str, key: str) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(  # noqa: S310 - loopback URL built here
+        f"http://127.0.0.1:{cfg.port}{path}", headers={"Authorization": f"Bearer {key}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def wait_ready(cfg: Config, services: Services, timeout: int = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        services.check_alive()
+        try:
+            with urllib.request.urlopen(  # noqa: S310
+                f"http://127.0.0.1:{cfg.port}/readyz", timeout=5
+            ) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the service did not become ready")
+
+
+# --- Profile -----------------------------------------------------------------------------------
+
+
+def profile_create(cfg: Config, services: Services, results: dict[str, Any]) -> None:
+    """py-spy samples every gunicorn worker during an extra create run (not a measured one)."""
+    py_spy = VENV_BIN / "py-spy"
+    if not cfg.profile or not py_spy.exists():
+        results["profile"] = {"skipped": "BENCH_PROFILE=0 or py-spy not installed"}
+        return
+    raw = WORK / "profile.raw"
+    duration = max(6, cfg.duration - 2)
+    spy = subprocess.Popen(
+        [
+            str(py_spy),
+            "record",
+            "--pid",
+            str(services.processes["web"].pid),
+            "--subprocesses",
+            "--rate",
+            "200",
+            "--duration",
+            str(duration),
+            "--format",
+            "raw",
+            "--output",
+            str(raw),
+            "--nonblocking",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=(WORK / "py-spy.log").open("w"),
+    )
+    time.sleep(1)
+    run_data = wrk(
+        cfg,
+        Run(
+            "profile_create",
+            "create",
+            PAYOUTS_PATH,
+            "keys-spread.txt",
+            202,
+            duration,
+            cfg.connections,
+        ),
+    )
+    try:
+        spy.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        spy.kill()
+    if not raw.exists():
+        results["profile"] = {"skipped": (WORK / "py-spy.log").read_text()[-500:]}
+        return
+    results["runs"]["profile_create"] = run_data
+    results["profile"] = summarise_profile(raw)
+
+
+def _frame_name(frame: str) -> str:
+    # py-spy raw frames look like "function (path/to/file.py:123)"
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")")
+    path, _, _line = where.rpartition(":")
+    for marker in ("site-packages/", str(ROOT) + "/"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return f"{name} ({path})"
+
+
+def summarise_profile(raw: Path, top: int = 20) -> dict[str, Any]:
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    request_samples = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = [_frame_name(frame) for frame in stack.split(";") if " (" in frame]
+        if not frames:
+            continue
+        # Only samples inside a request (the workers also idle in their accept loop).
+        if not any(frame.split(" (")[0].endswith("get_response") for frame in frames):
+            continue
+        request_samples += count
+        total += count
+        for name in set(frames):
+            inclusive[name] = inclusive.get(name, 0) + count
+        own[frames[-1]] = own.get(frames[-1], 0) + count
+
+    def table(counts: dict[str, int]) -> list[dict[str, Any]]:
+        ranked = sorted(counts.items(), key=lambda item: item[1], reverse=True)[:top]
+        return [{"frame": name, "pct": round(100 * n / total, 1)} for name, n in ranked]
+
+    ours = {
+        name: n
+        for name, n in inclusive.items()
+        if name.split("(")[-1].startswith(("payouts/", "wallets/", "core/", "merchants/"))
+    }
+    return {
+        "samples_in_requests": request_samples,
+        "top_self": table(own),
+        "top_inclusive_project": table(ours),
+    }
+
+
+# --- Report ------------------------------------------------------------------------------------
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if not numerator or not denominator:
+        return None
+    return numerator / denominator
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory_gb = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        first = Path("/proc/meminfo").read_text().splitlines()[0]
+        memory_gb = round(int(first.split()[1]) / 1024 / 1024, 1)
+    return {
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gb": memory_gb,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def versions(cfg: Config) -> dict[str, str]:
+    out: dict[str, str] = {}
+    with contextlib.suppress(Exception):
+        out["postgresql"] = scalar(cfg, "SHOW server_version")
+    with contextlib.suppress(Exception):
+        out["wrk"] = subprocess.run(
+            ["wrk", "-v"], capture_output=True, text=True, check=False
+        ).stdout.split("\n")[0]
+    with contextlib.suppress(Exception):
+        import redis
+
+        out["redis"] = redis.Redis.from_url(cfg.redis_url).info()["redis_version"]
+    with contextlib.suppress(Exception):
+        out["commit"] = run(["git", "rev-parse", "--short", "HEAD"]).strip()
+    return out
+
+
+def metrics(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    runs = results["runs"]
+
+    def rps(name: str) -> float | None:
+        return (runs.get(name) or {}).get("rps")
+
+    def p50(name: str) -> float | None:
+        return (runs.get(name) or {}).get("p50_ms")
+
+    pg = (runs.get("pgbench_create") or {}).get("tps")
+    out: dict[str, dict[str, Any]] = {
+        "M1": {
+            "name": "full-stack efficiency: create req/s ÷ pgbench TPS of its SQL",
+            "value": ratio(rps("create_spread"), pg),
+            "detail": f"{_fmt(rps('create_spread'))} req/s ÷ {_fmt(pg)} TPS",
+        },
+        "M3": {
+            "name": "hot wallet: one wallet ÷ 1,000 wallets (create req/s)",
+            "value": ratio(rps("create_hot"), rps("create_spread")),
+            "detail": f"{_fmt(rps('create_hot'))} ÷ {_fmt(rps('create_spread'))} req/s",
+        },
+        "M4": {
+            "name": "framework share: create ÷ authenticated no-op POST (req/s)",
+            "value": ratio(rps("create_spread"), rps("noop")),
+            "detail": f"{_fmt(rps('create_spread'))} ÷ {_fmt(rps('noop'))} req/s",
+        },
+        "M7": {
+            "name": "idempotent replay: replay ÷ fresh create (req/s)",
+            "value": ratio(rps("replay"), rps("create_spread")),
+            "detail": f"{_fmt(rps('replay'))} ÷ {_fmt(rps('create_spread'))} req/s",
+        },
+    }
+    m8 = {}
+    for variant in ("all", "status", "dates"):
+        m8[variant] = ratio(p50(f"list_{variant}_deep"), p50(f"list_{variant}_page1"))
+    out["M8"] = {
+        "name": "deep list: p50 at 100,000 rows deep ÷ p50 of page 1 (worst of 3 filters)",
+        "value": max((v for v in m8.values() if v is not None), default=None),
+        "detail": ", ".join(
+            f"{variant} {_fmt(p50(f'list_{variant}_deep'))}/{_fmt(p50(f'list_{variant}_page1'))}"
+            f" ms = {_fmt(value, 2)}"
+            for variant, value in m8.items()
+        ),
+        "by_filter": m8,
+    }
+    tail = runs.get("create_open_loop") or {}
+    out["M10"] = {
+        "name": "tail: create p99 ÷ p50 at ~70% of max rate, open loop",
+        "value": ratio(tail.get("p99_ms"), tail.get("p50_ms")),
+        "detail": (
+            f"p99 {_fmt(tail.get('p99_ms'))} ms ÷ p50 {_fmt(tail.get('p50_ms'))} ms at "
+            f"{_fmt(tail.get('target_rate'))} req/s target, {_fmt(tail.get('rps'))} achieved, "
+            f"{tail.get('late_sends', '?')} late sends"
+        ),
+    }
+    for key, (op, target) in TARGETS.items():
+        value = out[key]["value"]
+        out[key]["target"] = f"{op} {target}"
+        out[key]["reached"] = (
+            None if value is None else (value >= target if op == ">=" else value <= target)
+        )
+    return out
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    m = results["metrics"]
+    runs = results["runs"]
+    mach = results["machine"]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Run {results['finished_at']} on {mach['cores']} cores ({mach['cpu']}), "
+        f"{mach['memory_gb']} GB RAM; load average at start {mach['load_average_at_start']}; "
+        f"gunicorn {results['config']['web_concurrency']} sync workers, Celery "
+        f"{results['config']['celery_concurrency']} processes, wrk {results['config']['threads']}"
+        f" threads × {results['config']['connections']} connections, "
+        f"{results['config']['duration']} s per run; commit {results['versions'].get('commit')}.",
+        "",
+        "| Metric | Value | Target | Reached | Measured |",
+        "|---|---:|---|---|---|",
+    ]
+    for key in ("M1", "M3", "M4", "M7", "M8", "M10"):
+        row = m[key]
+        reached = {True: "yes", False: "no", None: "n/a"}[row["reached"]]
+        lines.append(
+            f"| {key} {row['name']} | {_fmt(row['value'], 2)} | {row['target']} | {reached} "
+            f"| {row['detail']} |"
+        )
+    lines += [
+        "",
+        "| Run | req/s | p50 ms | p99 ms | requests | statuses |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    pg = runs.get("pgbench_create") or {}
+    lines.append(
+        f"| pgbench: the create's SQL ({pg.get('clients')} clients) | {_fmt(pg.get('tps'))} | "
+        f"{_fmt(pg.get('latency_avg_ms'))} (avg) | | | {pg.get('failed', 0)} failed |"
+    )
+    for name, data in runs.items():
+        if name == "pgbench_create" or not isinstance(data, dict) or "rps" not in data:
+            continue
+        statuses = ", ".join(f"{code}: {n}" for code, n in sorted(data["statuses"].items()))
+        lines.append(
+            f"| {name} | {_fmt(data['rps'])} | {_fmt(data['p50_ms'])} | {_fmt(data['p99_ms'])} "
+            f"| {data['requests']} | {statuses} |"
+        )
+    lines += ["", "Gate:", ""]
+    for check in results["gate"]:
+        lines.append(f"- {'PASS' if check['ok'] else 'FAIL'}: {check['check']} ({check['detail']})")
+    profile = results.get("profile") or {}
+    if profile.get("top_self"):
+        lines += [
+            "",
+            f"Profile of the create path (py-spy, {profile['samples_in_requests']} samples "
+            "inside requests), top frames by own time:",
+            "",
+        ]
+        lines += [f"- {row['pct']}% {row['frame']}" for row in profile["top_self"][:15]]
+        lines += ["", "Project functions by inclusive time:", ""]
+        lines += [f"- {row['pct']}% {row['frame']}" for row in profile["top_inclusive_project"]]
+    return "\n".join(lines) + "\n"
+
+
+# --- Main --------------------------------------------------------------------------------------
+
+
+def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
+    runs = results["runs"]
+    drains = results["drains"]
+    c, d = cfg.connections, cfg.duration
+
+    def create_run(name: str, keys: str, **extra: Any) -> dict[str, Any]:
+        return wrk(cfg, Run(name, "create", PAYOUTS_PATH, keys, 202, d, c, **extra))
+
+    wrk(cfg, Run("warmup", "create", PAYOUTS_PATH, "keys-spread.txt", 202, cfg.warmup, c))
+    drains["warmup"] = drain(cfg, services, timeout=cfg.drain_timeout, label="warm-up")
+
+    runs["noop"] = wrk(cfg, Run("noop", "noop", NOOP_PATH, "keys-spread.txt", 202, d, c))
+
+    runs["create_spread"] = create_run("create_spread", "keys-spread.txt")
+    drains["create_spread"] = drain(cfg, services, timeout=cfg.drain_timeout, label="spread")
+
+    runs["create_hot"] = create_run("create_hot", "keys-hot.txt")
+    drains["create_hot"] = drain(cfg, services, timeout=cfg.drain_timeout, label="hot wallet")
+
+    pool = min(cfg.wallets, 500)
+    replay_tag = f"replay-{cfg.salt}"
+    wrk(
+        cfg,
+        Run(
+            "replay_prime",
+            "replay",
+            PAYOUTS_PATH,
+            "keys-spread.txt",
+            202,
+            cfg.warmup,
+            c,
+            replay_pool=pool,
+            tag=replay_tag,
+        ),
+    )
+    primed = scalar(
+        cfg,
+        "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s",
+        (f"{replay_tag}-%",),
+    )
+    runs["replay"] = wrk(
+        cfg,
+        Run(
+            "replay",
+            "replay",
+            PAYOUTS_PATH,
+            "keys-spread.txt",
+            202,
+            d,
+            c,
+            replay_pool=pool,
+            tag=replay_tag,
+        ),
+    )
+    after = scalar(
+        cfg,
+        "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s",
+        (f"{replay_tag}-%",),
+    )
+    runs["replay"]["new_payouts_during_replay"] = after - primed
+    runs["replay"]["pool"] = primed
+    drains["replay"] = drain(cfg, services, timeout=cfg.drain_timeout, label="replay")
+
+    list_key = cfg.key(cfg.list_merchant)
+    results["list_totals"] = {}
+    for variant, paths in list_queries(cfg).items():
+        for depth in ("page1", "deep"):
+            status, body = http_get_json(cfg, paths[depth], list_key)
+            total = ((body.get("data") or {}).get("pagination") or {}).get("total")
+            items = len((body.get("data") or {}).get("items") or [])
+            results["list_totals"][f"{variant}_{depth}"] = {
+                "status": status,
+                "total": total,
+                "expected_total": paths["expected_total"],
+                "exact": total == paths["expected_total"],
+                "items": items,
+            }
+            runs[f"list_{variant}_{depth}"] = wrk(
+                cfg,
+                Run(
+                    f"list_{variant}_{depth}",
+                    "list",
+                    paths[depth],
+                    "keys-list.txt",
+                    200,
+                    cfg.list_duration,
+                    c,
+                ),
+            )
+
+    rate = round(0.7 * runs["create_spread"]["rps"], 1)
+    # Enough connections that a free one is always waiting for the next send slot.
+    open_connections = max(c, math.ceil(rate * 0.5))
+    runs["create_open_loop"] = wrk(
+        cfg,
+        Run(
+            "create_open_loop",
+            "create",
+            PAYOUTS_PATH,
+            "keys-spread.txt",
+            202,
+            d,
+            open_connections,
+            rate=rate,
+        ),
+    )
+    drains["open_loop"] = drain(cfg, services, timeout=cfg.drain_timeout, label="open loop")
+
+    profile_create(cfg, services, results)
+    drains["final"] = drain(cfg, services, timeout=cfg.drain_timeout, label="all load")
+
+
+def main() -> int:
+    cfg = Config()
+    cfg.port = free_port()
+    WORK.mkdir(parents=True, exist_ok=True)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (WORK / "wrk.log").write_text("")
+    results: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "config": {
+            "web_concurrency": cfg.web_concurrency,
+            "worker_class": "sync",
+            "celery_concurrency": cfg.celery_concurrency,
+            "connections": cfg.connections,
+            "threads": cfg.threads,
+            "duration": cfg.duration,
+            "list_duration": cfg.list_duration,
+            "wallets": cfg.wallets,
+            "list_wallet_payouts": cfg.payouts,
+            "settings": "benchmarks.bench_settings (config.settings.production + /bench/noop)",
+        },
+        "runs": {},
+        "drains": {},
+    }
+    log(
+        f"{cfg.cores} cores, load average {os.getloadavg()[0]:.2f}; web on port {cfg.port}, "
+        f"{cfg.web_concurrency} gunicorn workers, {cfg.connections} connections"
+    )
+    services = Services(cfg)
+    error: str | None = None
+    started = time.monotonic()
+    try:
+        flush_redis(cfg)
+        prepare_database(cfg)
+        capture_and_pgbench(cfg, results)
+        services.start_all()
+        wait_ready(cfg, services)
+        measure(cfg, services, results)
+    except Exception as exc:  # noqa: BLE001 - reported, and the gate still runs
+        error = f"{type(exc).__name__}: {exc}"
+        log(f"ERROR {error}")
+    finally:
+        services.stop()
+    results["versions"] = versions(cfg)
+    try:
+        results["gate"] = gate(cfg, results)
+    except Exception as exc:  # noqa: BLE001
+        results["gate"] = [{"check": "gate ran", "ok": False, "detail": str(exc)}]
+    if error:
+        results["gate"].append({"check": "benchmark completed", "ok": False, "detail": error})
+    totals = results.get("list_totals") or {}
+    results["gate"].append(
+        {
+            "check": "list total exact at page 1 and 100,000 deep",
+            "ok": bool(totals) and all(t["exact"] and t["status"] == 200 for t in totals.values()),
+            "detail": {
+                name: f"{t['total']} (SQL {t['expected_total']})" for name, t in totals.items()
+            },
+        }
+    )
+    results["metrics"] = metrics(results)
+    results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    results["elapsed_s"] = round(time.monotonic() - started)
+    results["gate_passed"] = all(check["ok"] for check in results["gate"])
+    (RESULTS_DIR / "latest.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    text = markdown(results)
+    (RESULTS_DIR / "latest.md").write_text(text)
+    print()
+    print(text)
+    verdict = "passed" if results["gate_passed"] else "FAILED"
+    log(f"finished in {results['elapsed_s']}s; gate {verdict}")
+    return 0 if results["gate_passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
