@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from collections_app.events import payout_event_emit
 from core.exceptions import ApplicationError, ConflictError
 from core.money import CURRENCY_NGN, format_amount
 from payouts.models import FINAL_STATUSES, Payout, PayoutResolution, PayoutStatus
@@ -287,6 +288,7 @@ def _succeed(payout: Payout, *, now: datetime) -> None:
     payout.completed_at = now
     payout.next_requery_at = None
     payout.error_message = None
+    payout_event_emit(payout=payout)
 
 
 def _fail(payout: Payout, *, now: datetime, message: str) -> None:
@@ -300,6 +302,7 @@ def _fail(payout: Payout, *, now: datetime, message: str) -> None:
     payout.completed_at = now
     payout.next_requery_at = None
     payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
+    payout_event_emit(payout=payout)
 
 
 def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
