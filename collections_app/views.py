@@ -97,7 +97,7 @@ class CheckoutView(View):
         response = super().dispatch(request, *args, **kwargs)
         response["Cache-Control"] = "no-store"
         response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-        response["Referrer-Policy"] = "no-referrer"
+        response["Referrer-Policy"] = "same-origin"
         return response
 
     @staticmethod

@@ -99,6 +99,29 @@ def test_checkout_answers_are_not_cached_and_lock_down_content(
     assert "script-src 'self'" in response["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
     assert response["X-Frame-Options"] == "DENY"
+    # Not "no-referrer": browsers then send "Origin: null" on the form posts, which Django's
+    # CSRF origin check refuses.
+    assert response["Referrer-Policy"] == "same-origin"
+
+
+def test_a_post_from_the_pages_own_origin_passes_the_csrf_origin_check(
+    card_transaction: CollectionTransaction,
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    html = client.get(page_url(card_transaction)).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    foreign = client.post(
+        page_url(card_transaction, "cancel"),
+        {"csrfmiddlewaretoken": token},
+        HTTP_ORIGIN="https://evil.example",
+    )
+    assert foreign.status_code == 403
+    same = client.post(
+        page_url(card_transaction, "cancel"),
+        {"csrfmiddlewaretoken": token},
+        HTTP_ORIGIN="http://testserver",
+    )
+    assert same.status_code == 303
 
 
 def test_paid_test_card_confirms_and_redirects_to_the_callback(

@@ -1,0 +1,408 @@
+"""A real browser through the hosted checkout.
+
+Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright's sync API) pays against
+pytest-django's ``live_server``; a real Celery worker process (Redis) delivers the signed
+webhooks; a local HTTP server plays the merchant: it is the ``callback_url`` the customer lands
+on and the URL the webhooks are POSTed to.
+
+Skipped when Chromium, Playwright or Redis is missing, except under ``REQUIRE_POSTGRES=1``
+(CI), where that fails the run instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import redis
+import requests
+from django.conf import settings
+from django.db import connection, connections
+
+from collections_app.models import CollectionTransaction, Event, PaymentStatus
+from config.celery_app import app as celery_app
+from merchants.models import Mode
+from merchants.services import MerchantCreated, webhook_settings_set
+from tests.collections_app.helpers import (
+    ReceivedRequest,
+    RecordingReceiver,
+    celery_client_reset,
+    hmac_sha512_hex,
+)
+from tests.payment_items.factories import PaymentItemFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+WAIT_SECONDS = 30
+
+
+T = TypeVar("T")
+
+
+def in_thread(query: Callable[[], T]) -> T:
+    """Runs ORM reads in a plain thread (closing its connection after): Playwright's sync API
+    keeps an event loop in the test thread, where Django refuses blocking database calls."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = query()
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test thread
+            outcome["error"] = error
+        finally:
+            connections.close_all()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"the checkout browser test cannot run under REQUIRE_POSTGRES=1: {reason}")
+    pytest.skip(reason)
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return (
+        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        f"/{db['NAME']}"
+    )
+
+
+# --- fixtures ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    if importlib.util.find_spec("playwright") is None:
+        _unavailable("playwright is not installed (pip install -e '.[dev]')")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+        )
+        context.set_default_timeout(WAIT_SECONDS * 1000)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def merchant_site() -> Iterator[RecordingReceiver]:
+    """The merchant's server: the customer's landing page (GET) and the webhook endpoint."""
+
+    def answer(request: ReceivedRequest) -> tuple[int, bytes, dict[str, str]]:
+        if request.method == "GET":
+            body = b"<!doctype html><title>Thanks</title><h1>Back at the shop</h1>"
+            return 200, body, {"Content-Type": "text/html"}
+        return 200, b'{"received":true}', {"Content-Type": "application/json"}
+
+    receiver = RecordingReceiver(answer=answer).start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def celery_worker(tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A real worker process on Redis, consuming a queue of its own, against the test DB."""
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        _unavailable(f"Redis at {REDIS_URL} is unreachable ({error})")
+    if connection.vendor != "postgresql":
+        _unavailable("the worker needs a database shared across processes (PostgreSQL)")
+    queue = f"checkout-e2e-{uuid.uuid4().hex[:12]}"
+    previous = (
+        celery_app.conf.broker_url,
+        celery_app.conf.broker_transport_options,
+        celery_app.conf.task_routes,
+    )
+    celery_app.conf.broker_url = REDIS_URL
+    celery_app.conf.broker_transport_options = {"visibility_timeout": 300}
+    celery_app.conf.task_routes = {"collections_app.tasks.*": {"queue": queue}}
+    celery_client_reset()
+    log_path = tmp_path / "worker.log"
+    log = log_path.open("w")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": _database_url(),
+        "CELERY_BROKER_URL": REDIS_URL,
+        "CALLBACK_URL_ALLOW_PRIVATE": "1",
+        "VAR_DIR": str(tmp_path / "var"),
+    }
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "-Q",
+            queue,
+            "--pool=solo",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "--loglevel=INFO",
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    worker.log_path = log_path  # type: ignore[attr-defined]
+    try:
+        yield worker
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(timeout=5)
+        log.close()
+        (
+            celery_app.conf.broker_url,
+            celery_app.conf.broker_transport_options,
+            celery_app.conf.task_routes,
+        ) = previous
+        celery_client_reset()
+        client = redis.Redis.from_url(REDIS_URL)
+        client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+
+
+@pytest.fixture
+def shop(
+    live_server: Any,
+    settings: Any,
+    merchant_account: MerchantCreated,
+    merchant_site: RecordingReceiver,
+    fee_schedule: Any,
+) -> dict[str, Any]:
+    """A merchant with a test key, a ₦7,000.00 item and a webhook URL on the local site."""
+    settings.CHECKOUT_BASE_URL = live_server.url
+    settings.CALLBACK_URL_ALLOW_PRIVATE = True
+    merchant = merchant_account.merchant
+    webhook = webhook_settings_set(
+        merchant=merchant, mode=Mode.TEST, url=merchant_site.url("/webhook")
+    )
+    item = PaymentItemFactory(
+        merchant=merchant,
+        name="School fees",
+        amount=Decimal("7000.00"),
+        business__business_name="Ade Academy",
+    )
+    return {
+        "base_url": live_server.url,
+        "key": merchant_account.test_key.plaintext,
+        "item": item,
+        "secret": webhook.secret,
+    }
+
+
+def initialize(shop: dict[str, Any], site: RecordingReceiver, **overrides: str) -> dict:
+    body = {
+        "callback_url": site.url("/callback?order=1001"),
+        "payment_item_id": str(shop["item"].pk),
+        "transaction_reference": f"order-{uuid.uuid4().hex[:10]}",
+        "channel": "card",
+        "amount": "7000.00",
+        "customer_info": {
+            "email": "ada.obi@example.com",
+            "phone_number": "08031234567",
+            "first_name": "Ada",
+            "last_name": "Obi",
+        },
+        **overrides,
+    }
+    response = requests.post(
+        f"{shop['base_url']}/api/v1/transactions/in/initialize",
+        json=body,
+        headers={"Authorization": f"Bearer {shop['key']}"},
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def signed_webhooks_for(
+    site: RecordingReceiver, reference: str, secret: str, worker: subprocess.Popen
+) -> dict[str, ReceivedRequest]:
+    """Waits until the event for ``reference`` reached both the callback URL and the webhook
+    URL, and returns those POSTs by path."""
+
+    def for_reference(requests_: list[ReceivedRequest]) -> dict[str, ReceivedRequest]:
+        found = {}
+        for request in requests_:
+            if request.method == "POST" and request.json()["data"]["reference"] == reference:
+                found[request.path.split("?")[0]] = request
+        return found
+
+    try:
+        site.wait_for(lambda seen: len(for_reference(seen)) == 2, timeout=WAIT_SECONDS)
+    except AssertionError:
+        log = Path(worker.log_path).read_text()[-3000:]  # type: ignore[attr-defined]
+        raise AssertionError(f"webhooks not received; worker log:\n{log}") from None
+    received = for_reference(site.received("POST"))
+    for request in received.values():
+        assert request.header("X-Webhook-Signature") == hmac_sha512_hex(request.body, secret)
+    return received
+
+
+def assert_landed_on_callback(page: Any, site: RecordingReceiver, reference: str, status: str):  # type: ignore[no-untyped-def]
+    page.wait_for_url(re.compile(r".*/callback\?.*status=.*"))
+    query = parse_qs(urlsplit(page.url).query)
+    assert query == {"order": ["1001"], "reference": [reference], "status": [status]}
+    assert page.locator("h1").inner_text() == "Back at the shop"
+    landing = [r for r in site.received("GET", "/callback") if reference in r.path]
+    assert len(landing) == 1
+
+
+def fill_card(page: Any, number: str, expiry: str = "12/39", cvv: str = "123") -> None:
+    page.fill("#card_number", number)
+    page.fill("#expiry", expiry)
+    page.fill("#cvv", cvv)
+
+
+def assert_fits_the_screen(page: Any) -> None:
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+# --- the test ----------------------------------------------------------------------------------
+
+
+def test_customer_pays_is_declined_and_transfers_in_a_real_browser(
+    shop: dict[str, Any],
+    merchant_site: RecordingReceiver,
+    celery_worker: subprocess.Popen,
+    chromium: Any,
+) -> None:
+    page = chromium.new_page()
+    page.set_viewport_size({"width": 375, "height": 740})  # a phone
+
+    # 1. Card, paid with the documented test card.
+    created = initialize(shop, merchant_site)
+    reference = created["reference"]
+    assert created["authorization_url"] == f"{shop['base_url']}/checkout/{reference}"
+    page.goto(created["authorization_url"])
+    assert page.get_by_test_id("business-name").inner_text() == "Ade Academy"
+    assert page.get_by_test_id("item").inner_text() == "School fees"
+    assert page.get_by_test_id("amount").inner_text() == "₦7,000.00"
+    assert page.get_by_test_id("fee").inner_text() == "₦205.00"
+    assert page.get_by_test_id("total").inner_text() == "₦7,205.00"
+    assert page.get_by_test_id("reference").inner_text() == reference
+    assert_fits_the_screen(page)
+
+    fill_card(page, "4084 0840 8408 4082")  # one digit off: the page's own check stops it
+    page.click("#pay-button")
+    assert "not valid" in page.locator("#card_number-error").inner_text()
+    assert page.url == created["authorization_url"]
+    assert (
+        in_thread(lambda: CollectionTransaction.objects.get(reference=reference)).no_of_attempts
+        == 0
+    )
+
+    fill_card(page, "4084084084084081", expiry="12/39", cvv="123")
+    assert page.input_value("#card_number") == "4084 0840 8408 4081"  # formatted as typed
+    page.click("#pay-button")
+    assert_landed_on_callback(page, merchant_site, reference, "paid")
+    paid = signed_webhooks_for(merchant_site, reference, shop["secret"], celery_worker)
+    event = in_thread(lambda: Event.objects.get(reference=reference))
+    for request in paid.values():
+        assert request.body == event.body_bytes
+        assert request.json()["event"] == "transaction.paid"
+        assert request.json()["id"] == event.event_id
+    assert (
+        in_thread(lambda: CollectionTransaction.objects.get(reference=reference)).payment_status
+        == "paid"
+    )
+
+    page.goto(created["authorization_url"])  # the link now shows the result, no form
+    assert page.get_by_test_id("result-title").inner_text() == "Payment successful"
+    assert page.locator("#card-form").count() == 0
+
+    # 2. Card, declined (desktop width this time).
+    page.set_viewport_size({"width": 1280, "height": 800})
+    declined = initialize(shop, merchant_site)
+    page.goto(declined["authorization_url"])
+    assert_fits_the_screen(page)
+    fill_card(page, "4000 0000 0000 0002", expiry="01/40", cvv="4321")
+    page.click("#pay-button")
+    assert_landed_on_callback(page, merchant_site, declined["reference"], "failed")
+    failed = signed_webhooks_for(
+        merchant_site, declined["reference"], shop["secret"], celery_worker
+    )
+    assert {request.json()["event"] for request in failed.values()} == {"transaction.failed"}
+    declined_txn = in_thread(
+        lambda: CollectionTransaction.objects.get(reference=declined["reference"])
+    )
+    assert declined_txn.payment_status == PaymentStatus.FAILED
+    assert declined_txn.meta_data == {"card": {"brand": "visa", "last4": "0002"}}
+
+    # 3. Bank transfer: the account and the exact amount, then the simulated transfer.
+    page.set_viewport_size({"width": 375, "height": 740})
+    transfer = initialize(shop, merchant_site, channel="bank-transfer")
+    assert transfer["authorization_url"] is None
+    instructions = transfer["payment_instructions"]
+    page.goto(f"{shop['base_url']}/checkout/{transfer['reference']}")
+    assert page.get_by_test_id("account-number").inner_text() == instructions["account_number"]
+    assert page.get_by_test_id("bank-name").inner_text() == instructions["bank_name"]
+    assert page.get_by_test_id("transfer-amount").inner_text() == "₦7,205.00"
+    assert instructions["amount"] == "7205.00"
+    assert_fits_the_screen(page)
+    page.click("#transfer-button")
+    assert_landed_on_callback(page, merchant_site, transfer["reference"], "paid")
+    transferred = signed_webhooks_for(
+        merchant_site, transfer["reference"], shop["secret"], celery_worker
+    )
+    data = transferred["/webhook"].json()["data"]
+    assert (data["channel"], data["amount_paid"], data["payment_status"]) == (
+        "bank-transfer",
+        "7205.00",
+        "paid",
+    )
+    assert "payment_instructions" in data["meta_data"]
+
+    # Each event went out once per destination, and the worker did the sending.
+    posts = merchant_site.received("POST")
+    assert len(posts) == 6
+    assert len({(r.header("X-Webhook-Event-Id"), r.path) for r in posts}) == 6
+    assert "webhook_delivery_send_task" in Path(celery_worker.log_path).read_text()  # type: ignore[attr-defined]
