@@ -14,9 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import signal
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,19 +24,16 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import redis
 import requests
-from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 
 from collections_app.models import CollectionTransaction, Event, PaymentStatus
-from config.celery_app import app as celery_app
 from merchants.models import Mode
 from merchants.services import MerchantCreated, webhook_settings_set
 from tests.collections_app.helpers import (
     ReceivedRequest,
     RecordingReceiver,
-    celery_client_reset,
+    celery_worker_running,
     hmac_sha512_hex,
 )
 from tests.payment_items.factories import PaymentItemFactory
@@ -55,7 +50,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 WAIT_SECONDS = 30
 
 
@@ -87,15 +81,6 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("REQUIRE_POSTGRES") == "1":
         pytest.fail(f"the checkout browser test cannot run under REQUIRE_POSTGRES=1: {reason}")
     pytest.skip(reason)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -141,72 +126,8 @@ def merchant_site() -> Iterator[RecordingReceiver]:
 @pytest.fixture
 def celery_worker(tmp_path: Path) -> Iterator[subprocess.Popen]:
     """A real worker process on Redis, consuming a queue of its own, against the test DB."""
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
-    except redis.RedisError as error:
-        _unavailable(f"Redis at {REDIS_URL} is unreachable ({error})")
-    if connection.vendor != "postgresql":
-        _unavailable("the worker needs a database shared across processes (PostgreSQL)")
-    queue = f"checkout-e2e-{uuid.uuid4().hex[:12]}"
-    previous = (
-        celery_app.conf.broker_url,
-        celery_app.conf.broker_transport_options,
-        celery_app.conf.task_routes,
-    )
-    celery_app.conf.broker_url = REDIS_URL
-    celery_app.conf.broker_transport_options = {"visibility_timeout": 300}
-    celery_app.conf.task_routes = {"collections_app.tasks.*": {"queue": queue}}
-    celery_client_reset()
-    log_path = tmp_path / "worker.log"
-    log = log_path.open("w")
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": REDIS_URL,
-        "CALLBACK_URL_ALLOW_PRIVATE": "1",
-        "VAR_DIR": str(tmp_path / "var"),
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "-Q",
-            queue,
-            "--pool=solo",
-            "--without-mingle",
-            "--without-gossip",
-            "--without-heartbeat",
-            "--loglevel=INFO",
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    worker.log_path = log_path  # type: ignore[attr-defined]
-    try:
+    with celery_worker_running(tmp_path, unavailable=_unavailable) as worker:
         yield worker
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(timeout=5)
-        log.close()
-        (
-            celery_app.conf.broker_url,
-            celery_app.conf.broker_transport_options,
-            celery_app.conf.task_routes,
-        ) = previous
-        celery_client_reset()
-        client = redis.Redis.from_url(REDIS_URL)
-        client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
 @pytest.fixture
