@@ -1,0 +1,97 @@
+"""A Celery worker is killed with SIGKILL in the middle of a dispatch.
+
+The first worker claims the payout and sends the transfer; the fake Paystack records it and holds
+the answer until the test has killed the worker. The task was acknowledged late, so Redis still
+holds it; once the visibility timeout has passed a second worker gets it again, finds the stale
+claim, asks the provider by reference before sending anything, and settles the payout from the
+provider's record: one transfer at the provider, one capture in the ledger.
+"""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+import pytest
+
+from payouts.models import Payout, PayoutStatus
+from tests.faults.conftest import (
+    LIVE_MODE,
+    PAYOUTS_PATH,
+    Broker,
+    FakePaystack,
+    Processes,
+    funded_wallet,
+    payout_body,
+    wait_for,
+)
+from wallets.models import LedgerEntry, LedgerEntryType
+from wallets.selectors import wallet_totals
+
+VISIBILITY_TIMEOUT = 3
+CLAIM_TIMEOUT = 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dispatch_cut_by_sigkill_is_redelivered_and_sent_once_captured_once(
+    merchant_account,
+    live_client,
+    broker: Broker,
+    processes: Processes,
+    live_paystack_settings: FakePaystack,
+) -> None:
+    provider = live_paystack_settings
+    provider.block_first_transfer = True
+    worker_env = {
+        "CELERY_BROKER_URL": broker.url,
+        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
+        "PAYOUT_DISPATCH_CLAIM_TIMEOUT_SECONDS": str(CLAIM_TIMEOUT),
+        "PAYSTACK_BASE_URL": provider.base_url,
+        "PAYOUT_PROVIDER_TIMEOUT_SECONDS": "30",
+    }
+    first = processes.worker("worker-1", queue=broker.queue, **worker_env)
+    wallet = funded_wallet(merchant_account, LIVE_MODE, "20000.00")
+
+    response = live_client.post(PAYOUTS_PATH, payout_body("sigkill-1"), format="json")
+    assert response.status_code == 202, response.content
+    payout = Payout.objects.get(pk=response.json()["data"]["payout"]["id"])
+    total = payout.total_debit_amount
+
+    assert provider.transfer_received.wait(timeout=30), first.output()[-3000:]
+    delivered_at = time.monotonic()
+    assert Payout.objects.get(pk=payout.pk).status == PayoutStatus.PROCESSING
+    first.kill()  # SIGKILL, while the provider call is in flight
+    assert first.popen.returncode == -9
+    provider.release.set()
+
+    payout.refresh_from_db()
+    assert payout.status == PayoutStatus.PROCESSING
+    wallet.refresh_from_db()
+    assert wallet.reserved_balance == total
+
+    # Redis hands the unacknowledged task to the next worker once the visibility timeout passed.
+    time.sleep(max(0.0, VISIBILITY_TIMEOUT + 1 - (time.monotonic() - delivered_at)))
+    second = processes.worker("worker-2", queue=broker.queue, **worker_env)
+
+    settled = wait_for(
+        lambda: Payout.objects.filter(pk=payout.pk, status=PayoutStatus.SUCCESSFUL).first(),
+        timeout=45,
+        what=f"the redelivered dispatch; worker-2 log:\n{second.output()[-3000:]}",
+    )
+
+    assert provider.posts_to_transfer(payout.internal_reference) == 1
+    assert provider.posts_to_transfer() == 1
+    assert provider.verifies(payout.internal_reference) >= 1
+    assert settled.dispatch_attempts == 2
+    debits = LedgerEntry.objects.filter(
+        payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_DEBIT
+    )
+    assert debits.count() == 1
+    assert not LedgerEntry.objects.filter(
+        payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_REVERSAL
+    ).exists()
+    wallet.refresh_from_db()
+    assert wallet.reserved_balance == Decimal("0.00")
+    assert wallet.available_balance == Decimal("20000.00") - total
+    assert wallet_totals(wallet=wallet).balanced
+    assert "payout_dispatch_task" in second.output()
