@@ -102,7 +102,10 @@ def transaction_event_data(*, transaction: CollectionTransaction) -> dict[str, A
             "phone_number": customer.phone_number,
         },
         "payment_item": {"id": item.pk, "name": item.name},
-        "business": {"id": transaction.business_id, "business_name": item.business.business_name},
+        "business": {
+            "id": transaction.business_id,
+            "business_name": transaction.business.business_name,
+        },
         "meta_data": transaction.meta_data,
     }
 
