@@ -12,7 +12,8 @@ Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres),
 BENCH_REDIS_URL (redis://127.0.0.1:6379/10), BENCH_DURATION (seconds per run, 12),
 BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS (1000), BENCH_PAYOUTS
 (1000000), WEB_CONCURRENCY (2 × cores + 1), CELERY_CONCURRENCY (cores), BENCH_DRAIN_TIMEOUT
-(240), BENCH_PROFILE (1; 0 skips py-spy).
+(240), BENCH_PROFILE (1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at once; else wait
+up to that long for the load average to fall below half the cores).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import math
 import os
 import platform
+import resource
 import secrets
 import shutil
 import signal
@@ -351,6 +353,7 @@ def capture_and_pgbench(cfg: Config, results: dict[str, Any]) -> None:
     recreate_database(cfg, cfg.pgbench_database, template=cfg.database)
     try:
         log(f"pgbench: {cfg.connections} clients, {cfg.duration}s")
+        load_before = os.getloadavg()[0]
         output = run(
             [
                 "pgbench",
@@ -389,12 +392,107 @@ def capture_and_pgbench(cfg: Config, results: dict[str, Any]) -> None:
     if tps is None:
         raise RuntimeError(f"pgbench printed no tps:\n{output}")
     results["runs"]["pgbench_create"] = {
+        "load_average_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "tps": tps,
         "latency_avg_ms": latency,
         "failed": failed,
         "clients": cfg.connections,
     }
     log(f"pgbench: {tps:.0f} TPS")
+
+
+# --- CPU accounting --------------------------------------------------------------------------
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _processes() -> dict[int, tuple[str, int, int, str]]:
+    """pid -> (comm, ppid, utime + stime ticks, cmdline) for every process we can read."""
+    table: dict[int, tuple[str, int, int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        table[int(entry.name)] = (comm, int(fields[1]), int(fields[11]) + int(fields[12]), cmdline)
+    return table
+
+
+def cpu_snapshot(services: Services | None) -> dict[str, Any] | None:
+    """CPU ticks used so far by each process of the stack (by part), and the machine's busy
+    ticks. wrk's own CPU comes from the children's rusage (it exits within the run)."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        table = _processes()
+    except OSError:
+        return None
+    busy = sum(int(x) for x in first) - int(first[3]) - int(first[4])  # minus idle, iowait
+    roots = {}
+    if services is not None:
+        roots = {name: process.pid for name, process in services.processes.items()}
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+
+    def tree(root: int) -> set[int]:
+        seen, stack = set(), [root]
+        while stack:
+            pid = stack.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            stack.extend(children.get(pid, []))
+        return seen
+
+    groups = {name: tree(pid) for name, pid in roots.items()}
+    pids: dict[int, tuple[str, int]] = {}
+    for pid, (comm, _, ticks, cmdline) in table.items():
+        group = next((name for name, members in groups.items() if pid in members), None)
+        if group is None and comm == "postgres" and " bench " in f"{cmdline} ":
+            group = "postgres_bench"
+        if group is not None:
+            pids[pid] = (group, ticks)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "pids": pids,
+        "busy": busy,
+        "children_ticks": (usage.ru_utime + usage.ru_stime) * CLOCK_TICKS,
+        "at": time.monotonic(),
+    }
+
+
+def cpu_share(
+    before: dict[str, Any] | None, after: dict[str, Any] | None, *, requests: int
+) -> dict[str, Any] | None:
+    """Each part's share of the machine during the run (% of all cores), the rest of the
+    machine's busy time ("other": other tenants, the kernel), and CPU ms per request.
+    Per process: a process that exited during the run is not counted, one that started is."""
+    if not before or not after:
+        return None
+    seconds = after["at"] - before["at"]
+    capacity = seconds * CLOCK_TICKS * (os.cpu_count() or 1)
+    if capacity <= 0:
+        return None
+    parts = {"web": 0.0, "worker": 0.0, "postgres_bench": 0.0}
+    for pid, (group, ticks) in after["pids"].items():
+        previous = before["pids"].get(pid)
+        base = previous[1] if previous and previous[0] == group else 0
+        parts[group] = parts.get(group, 0.0) + max(0, ticks - base)
+    parts["wrk"] = max(0.0, after["children_ticks"] - before["children_ticks"])
+    busy = after["busy"] - before["busy"]
+    share = {name: round(100 * ticks / capacity, 1) for name, ticks in parts.items()}
+    share["other"] = round(100 * max(0, busy - sum(parts.values())) / capacity, 1)
+    share["idle"] = round(max(0.0, 100 - 100 * busy / capacity), 1)
+    per_request = {
+        name: round(1000 * ticks / CLOCK_TICKS / requests, 2) if requests else None
+        for name, ticks in parts.items()
+    }
+    return {"percent_of_machine": share, "cpu_ms_per_request": per_request}
 
 
 # --- wrk -------------------------------------------------------------------------------------
@@ -412,11 +510,13 @@ class Run:
     rate: float = 0.0
     replay_pool: int = 0
     tag: str = ""
+    threads: int = 0  # 0: one per core (up to 4)
 
 
-def wrk(cfg: Config, spec: Run) -> dict[str, Any]:
+def wrk(cfg: Config, spec: Run, services: Services | None = None) -> dict[str, Any]:
     out = WORK / f"wrk-{spec.name}.json"
     out.unlink(missing_ok=True)
+    threads = spec.threads or cfg.threads
     env = {
         **os.environ,
         "BENCH_MODE": spec.mode,
@@ -425,12 +525,12 @@ def wrk(cfg: Config, spec: Run) -> dict[str, Any]:
         "BENCH_RUN": spec.tag or f"{spec.name}-{cfg.salt}",
         "BENCH_REPLAY": str(spec.replay_pool),
         "BENCH_RATE": str(spec.rate),
-        "BENCH_THREADS": str(cfg.threads),
+        "BENCH_THREADS": str(threads),
         "BENCH_OUT": str(out),
     }
     command = [
         "wrk",
-        f"-t{cfg.threads}",
+        f"-t{threads}",
         f"-c{spec.connections}",
         f"-d{spec.duration}s",
         "--timeout",
@@ -439,6 +539,8 @@ def wrk(cfg: Config, spec: Run) -> dict[str, Any]:
         str(LUA),
         f"http://127.0.0.1:{cfg.port}{spec.path}",
     ]
+    load_before = os.getloadavg()[0]
+    cpu_before = cpu_snapshot(services)
     with (WORK / "wrk.log").open("a") as handle:
         handle.write(f"\n### {spec.name}: {' '.join(command)}\n")
         handle.flush()
@@ -451,7 +553,11 @@ def wrk(cfg: Config, spec: Run) -> dict[str, Any]:
             timeout=spec.duration + 120,
             check=True,
         )
+    cpu_after = cpu_snapshot(services)
     data = json.loads(out.read_text())
+    data["load_average_1m"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    data["cpu"] = cpu_share(cpu_before, cpu_after, requests=data["requests"])
+    data["threads"] = threads
     statuses = {int(code): count for code, count in data["statuses"].items()}
     data["statuses"] = statuses
     data["unexpected"] = sum(count for code, count in statuses.items() if code != spec.expect)
@@ -634,6 +740,39 @@ def list_queries(cfg: Config) -> dict[str, dict[str, Any]]:
     return out
 
 
+def explain_list(cfg: Config, variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """EXPLAIN ANALYZE of each list request's SQL, captured from the ORM."""
+    paths = {
+        f"{variant}_{depth}": spec[depth]
+        for variant, spec in variants.items()
+        for depth in ("page1", "deep")
+    }
+    paths_file, out = WORK / "list-paths.json", WORK / "list-explain.json"
+    paths_file.write_text(json.dumps(paths))
+    try:
+        run(
+            [
+                PYTHON,
+                "-m",
+                "benchmarks.explain_list",
+                "--key",
+                cfg.key(cfg.list_merchant),
+                "--paths",
+                str(paths_file),
+                "--out",
+                str(out),
+            ],
+            env={**cfg.service_env("benchmarks.bench_settings"), "LOG_LEVEL": "WARNING"},
+        )
+    except RuntimeError as error:
+        return {"error": str(error)[-500:]}
+    report = json.loads(out.read_text())
+    for entry in report.values():
+        for statement in entry["statements"]:
+            statement.pop("sql", None)
+    return report
+
+
 def http_get_json(cfg: Config, path: str, key: str) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(  # noqa: S310 - loopback URL built here
         f"http://127.0.0.1:{cfg.port}{path}", headers={"Authorization": f"Bearer {key}"}
@@ -665,56 +804,64 @@ def wait_ready(cfg: Config, services: Services, timeout: int = 60) -> None:
 
 
 def profile_create(cfg: Config, services: Services, results: dict[str, Any]) -> None:
-    """py-spy samples every gunicorn worker during an extra create run (not a measured one)."""
+    """py-spy samples every gunicorn worker during two extra create runs (not measured ones):
+    wall clock (where a request's time goes, waits included) and GIL-holding only (where the
+    Python CPU goes)."""
     py_spy = VENV_BIN / "py-spy"
     if not cfg.profile or not py_spy.exists():
         results["profile"] = {"skipped": "BENCH_PROFILE=0 or py-spy not installed"}
         return
-    raw = WORK / "profile.raw"
-    duration = max(6, cfg.duration - 2)
-    spy = subprocess.Popen(
-        [
-            str(py_spy),
-            "record",
-            "--pid",
-            str(services.processes["web"].pid),
-            "--subprocesses",
-            "--rate",
-            "200",
-            "--duration",
-            str(duration),
-            "--format",
-            "raw",
-            "--output",
-            str(raw),
-            "--nonblocking",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=(WORK / "py-spy.log").open("w"),
-    )
-    time.sleep(1)
-    run_data = wrk(
-        cfg,
-        Run(
-            "profile_create",
-            "create",
-            PAYOUTS_PATH,
-            "keys-spread.txt",
-            202,
-            duration,
-            cfg.connections,
-        ),
-    )
-    try:
-        spy.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        spy.kill()
-    if not raw.exists():
-        results["profile"] = {"skipped": (WORK / "py-spy.log").read_text()[-500:]}
-        return
-    results["runs"]["profile_create"] = run_data
-    results["profile"] = summarise_profile(raw)
+    duration = max(6, cfg.duration - 4)
+    results["profile"] = {}
+    for kind, extra in (("wall", []), ("gil", ["--gil"])):
+        raw = WORK / f"profile-{kind}.raw"
+        raw.unlink(missing_ok=True)
+        with (WORK / f"py-spy-{kind}.log").open("w") as spy_log:
+            spy = subprocess.Popen(
+                [
+                    str(py_spy),
+                    "record",
+                    "--pid",
+                    str(services.processes["web"].pid),
+                    "--subprocesses",
+                    "--rate",
+                    "200",
+                    "--duration",
+                    str(duration),
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(raw),
+                    "--nonblocking",
+                    *extra,
+                ],
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=spy_log,
+            )
+            time.sleep(1)
+            run_data = wrk(
+                cfg,
+                Run(
+                    f"profile_create_{kind}",
+                    "create",
+                    PAYOUTS_PATH,
+                    "keys-spread.txt",
+                    202,
+                    duration,
+                    cfg.connections,
+                ),
+                services,
+            )
+            try:
+                spy.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+        results["runs"][f"profile_create_{kind}"] = run_data
+        if raw.exists():
+            results["profile"][kind] = summarise_profile(raw)
+        else:
+            results["profile"][kind] = {"skipped": (WORK / f"py-spy-{kind}.log").read_text()[-500:]}
 
 
 def _frame_name(frame: str) -> str:
@@ -849,7 +996,7 @@ def metrics(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for variant in ("all", "status", "dates"):
         m8[variant] = ratio(p50(f"list_{variant}_deep"), p50(f"list_{variant}_page1"))
     out["M8"] = {
-        "name": "deep list: p50 at 100,000 rows deep ÷ p50 of page 1 (worst of 3 filters)",
+        "name": "deep list: p50 100,000 rows deep ÷ p50 page 1 (worst of: none, status, dates)",
         "value": max((v for v in m8.values() if v is not None), default=None),
         "detail": ", ".join(
             f"{variant} {_fmt(p50(f'list_{variant}_deep'))}/{_fmt(p50(f'list_{variant}_page1'))}"
@@ -887,15 +1034,17 @@ def markdown(results: dict[str, Any]) -> str:
     m = results["metrics"]
     runs = results["runs"]
     mach = results["machine"]
+    conf = results["config"]
     lines = [
         "# Benchmark results",
         "",
         f"Run {results['finished_at']} on {mach['cores']} cores ({mach['cpu']}), "
-        f"{mach['memory_gb']} GB RAM; load average at start {mach['load_average_at_start']}; "
-        f"gunicorn {results['config']['web_concurrency']} sync workers, Celery "
-        f"{results['config']['celery_concurrency']} processes, wrk {results['config']['threads']}"
-        f" threads × {results['config']['connections']} connections, "
-        f"{results['config']['duration']} s per run; commit {results['versions'].get('commit')}.",
+        f"{mach['memory_gb']} GB RAM, {results['versions'].get('postgresql', '?')} PostgreSQL, "
+        f"Redis {results['versions'].get('redis', '?')}; load average at start "
+        f"{mach['load_average_at_start']}. gunicorn {conf['web_concurrency']} sync workers, "
+        f"Celery {conf['celery_concurrency']} prefork processes, wrk {conf['threads']} threads × "
+        f"{conf['connections']} connections, {conf['duration']} s per run (lists: 1 connection, "
+        f"{conf['list_duration']} s); commit {results['versions'].get('commit')}.",
         "",
         "| Metric | Value | Target | Reached | Measured |",
         "|---|---:|---|---|---|",
@@ -909,31 +1058,67 @@ def markdown(results: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| Run | req/s | p50 ms | p99 ms | requests | statuses |",
-        "|---|---:|---:|---:|---:|---|",
+        "| Run | req/s | p50 ms | p99 ms | requests | statuses | CPU % web/worker/pg/wrk/other "
+        "| load 1m |",
+        "|---|---:|---:|---:|---:|---|---|---|",
     ]
     pg = runs.get("pgbench_create") or {}
     lines.append(
         f"| pgbench: the create's SQL ({pg.get('clients')} clients) | {_fmt(pg.get('tps'))} | "
-        f"{_fmt(pg.get('latency_avg_ms'))} (avg) | | | {pg.get('failed', 0)} failed |"
+        f"{_fmt(pg.get('latency_avg_ms'))} (avg) | | | {pg.get('failed', 0)} failed | | "
+        f"{pg.get('load_average_1m', '')} |"
     )
     for name, data in runs.items():
         if name == "pgbench_create" or not isinstance(data, dict) or "rps" not in data:
             continue
         statuses = ", ".join(f"{code}: {n}" for code, n in sorted(data["statuses"].items()))
+        share = ((data.get("cpu") or {}).get("percent_of_machine")) or {}
+        cpu = "/".join(
+            f"{share.get(part, 0):.0f}"
+            for part in ("web", "worker", "postgres_bench", "wrk", "other")
+        )
         lines.append(
             f"| {name} | {_fmt(data['rps'])} | {_fmt(data['p50_ms'])} | {_fmt(data['p99_ms'])} "
-            f"| {data['requests']} | {statuses} |"
+            f"| {data['requests']} | {statuses} | {cpu} | {data.get('load_average_1m', '')} |"
         )
+    spread = (runs.get("create_spread") or {}).get("cpu") or {}
+    if spread.get("cpu_ms_per_request"):
+        per = spread["cpu_ms_per_request"]
+        lines += [
+            "",
+            "CPU per create (create_spread): "
+            + ", ".join(f"{part} {value} ms" for part, value in per.items() if value is not None)
+            + ".",
+        ]
+    drains = results.get("drains") or {}
+    if drains:
+        lines += [
+            "",
+            "Worker drain after each load: "
+            + "; ".join(f"{name} {d['settled']} in {d['seconds']} s" for name, d in drains.items())
+            + ".",
+        ]
+    list_sql = results.get("list_sql") or {}
+    if list_sql and "error" not in list_sql:
+        lines += ["", "List SQL (EXPLAIN ANALYZE of the statements the ORM sends):", ""]
+        for label, entry in list_sql.items():
+            parts = [
+                f"{st['kind']} {st['execution_ms']} ms ({st['top_node']}"
+                f"{', ' + ', '.join(st['indexes']) if st['indexes'] else ''})"
+                for st in entry["statements"]
+            ]
+            lines.append(f"- {label}: {entry['queries']} queries; " + "; ".join(parts))
     lines += ["", "Gate:", ""]
     for check in results["gate"]:
         lines.append(f"- {'PASS' if check['ok'] else 'FAIL'}: {check['check']} ({check['detail']})")
-    profile = results.get("profile") or {}
-    if profile.get("top_self"):
+    for kind, title in (("wall", "wall clock"), ("gil", "holding the GIL (Python CPU)")):
+        profile = (results.get("profile") or {}).get(kind) or {}
+        if not profile.get("top_self"):
+            continue
         lines += [
             "",
-            f"Profile of the create path (py-spy, {profile['samples_in_requests']} samples "
-            "inside requests), top frames by own time:",
+            f"Profile of the create path, {title} (py-spy, {profile['samples_in_requests']} "
+            "samples inside requests), top frames by own time:",
             "",
         ]
         lines += [f"- {row['pct']}% {row['frame']}" for row in profile["top_self"][:15]]
@@ -950,24 +1135,30 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
     drains = results["drains"]
     c, d = cfg.connections, cfg.duration
 
-    def create_run(name: str, keys: str, **extra: Any) -> dict[str, Any]:
-        return wrk(cfg, Run(name, "create", PAYOUTS_PATH, keys, 202, d, c, **extra))
+    def go(spec: Run) -> dict[str, Any]:
+        return wrk(cfg, spec, services)
 
-    wrk(cfg, Run("warmup", "create", PAYOUTS_PATH, "keys-spread.txt", 202, cfg.warmup, c))
-    drains["warmup"] = drain(cfg, services, timeout=cfg.drain_timeout, label="warm-up")
+    def settle(label: str) -> None:
+        drains[label] = drain(cfg, services, timeout=cfg.drain_timeout, label=label)
 
-    runs["noop"] = wrk(cfg, Run("noop", "noop", NOOP_PATH, "keys-spread.txt", 202, d, c))
+    go(Run("warmup", "create", PAYOUTS_PATH, "keys-spread.txt", 202, cfg.warmup, c))
+    go(Run("warmup_noop", "noop", NOOP_PATH, "keys-spread.txt", 202, cfg.warmup, c))
+    settle("warmup")
 
-    runs["create_spread"] = create_run("create_spread", "keys-spread.txt")
-    drains["create_spread"] = drain(cfg, services, timeout=cfg.drain_timeout, label="spread")
+    runs["noop"] = go(Run("noop", "noop", NOOP_PATH, "keys-spread.txt", 202, d, c))
 
-    runs["create_hot"] = create_run("create_hot", "keys-hot.txt")
-    drains["create_hot"] = drain(cfg, services, timeout=cfg.drain_timeout, label="hot wallet")
+    runs["create_spread"] = go(
+        Run("create_spread", "create", PAYOUTS_PATH, "keys-spread.txt", 202, d, c)
+    )
+    settle("create_spread")
+
+    runs["create_hot"] = go(Run("create_hot", "create", PAYOUTS_PATH, "keys-hot.txt", 202, d, c))
+    settle("create_hot")
 
     pool = min(cfg.wallets, 500)
     replay_tag = f"replay-{cfg.salt}"
-    wrk(
-        cfg,
+    like = (f"{replay_tag}-%",)
+    go(
         Run(
             "replay_prime",
             "replay",
@@ -978,15 +1169,10 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
             c,
             replay_pool=pool,
             tag=replay_tag,
-        ),
+        )
     )
-    primed = scalar(
-        cfg,
-        "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s",
-        (f"{replay_tag}-%",),
-    )
-    runs["replay"] = wrk(
-        cfg,
+    primed = scalar(cfg, "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s", like)
+    runs["replay"] = go(
         Run(
             "replay",
             "replay",
@@ -997,33 +1183,29 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
             c,
             replay_pool=pool,
             tag=replay_tag,
-        ),
+        )
     )
-    after = scalar(
-        cfg,
-        "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s",
-        (f"{replay_tag}-%",),
-    )
+    after = scalar(cfg, "SELECT count(*) FROM payouts_payout WHERE idempotency_key LIKE %s", like)
     runs["replay"]["new_payouts_during_replay"] = after - primed
     runs["replay"]["pool"] = primed
-    drains["replay"] = drain(cfg, services, timeout=cfg.drain_timeout, label="replay")
+    settle("replay")
 
+    # Latency, not queueing: one connection at a time on the 1,000,000-payout wallet.
     list_key = cfg.key(cfg.list_merchant)
     results["list_totals"] = {}
     for variant, paths in list_queries(cfg).items():
         for depth in ("page1", "deep"):
             status, body = http_get_json(cfg, paths[depth], list_key)
-            total = ((body.get("data") or {}).get("pagination") or {}).get("total")
-            items = len((body.get("data") or {}).get("items") or [])
+            page = body.get("data") or {}
+            total = (page.get("pagination") or {}).get("total")
             results["list_totals"][f"{variant}_{depth}"] = {
                 "status": status,
                 "total": total,
                 "expected_total": paths["expected_total"],
                 "exact": total == paths["expected_total"],
-                "items": items,
+                "items": len(page.get("items") or []),
             }
-            runs[f"list_{variant}_{depth}"] = wrk(
-                cfg,
+            runs[f"list_{variant}_{depth}"] = go(
                 Run(
                     f"list_{variant}_{depth}",
                     "list",
@@ -1031,15 +1213,16 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
                     "keys-list.txt",
                     200,
                     cfg.list_duration,
-                    c,
-                ),
+                    1,
+                    threads=1,
+                )
             )
+    results["list_sql"] = explain_list(cfg, {v: p for v, p in list_queries(cfg).items()})
 
     rate = round(0.7 * runs["create_spread"]["rps"], 1)
     # Enough connections that a free one is always waiting for the next send slot.
     open_connections = max(c, math.ceil(rate * 0.5))
-    runs["create_open_loop"] = wrk(
-        cfg,
+    runs["create_open_loop"] = go(
         Run(
             "create_open_loop",
             "create",
@@ -1049,12 +1232,24 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
             d,
             open_connections,
             rate=rate,
-        ),
+        )
     )
-    drains["open_loop"] = drain(cfg, services, timeout=cfg.drain_timeout, label="open loop")
+    settle("open_loop")
 
     profile_create(cfg, services, results)
-    drains["final"] = drain(cfg, services, timeout=cfg.drain_timeout, label="all load")
+    settle("final")
+
+
+def wait_quiet(cfg: Config) -> None:
+    """BENCH_WAIT_QUIET_SECONDS > 0: first wait (up to that long) until the machine's 1-minute
+    load average is below half its cores, so other work on a shared machine weighs less."""
+    limit = _env_int("BENCH_WAIT_QUIET_SECONDS", 0)
+    if limit <= 0:
+        return
+    deadline = time.monotonic() + limit
+    while os.getloadavg()[0] >= cfg.cores / 2 and time.monotonic() < deadline:
+        log(f"waiting for a quieter machine (load average {os.getloadavg()[0]:.2f})")
+        time.sleep(15)
 
 
 def main() -> int:
@@ -1085,6 +1280,8 @@ def main() -> int:
         f"{cfg.cores} cores, load average {os.getloadavg()[0]:.2f}; web on port {cfg.port}, "
         f"{cfg.web_concurrency} gunicorn workers, {cfg.connections} connections"
     )
+    wait_quiet(cfg)
+    results["machine"]["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
     services = Services(cfg)
     error: str | None = None
     started = time.monotonic()
