@@ -102,7 +102,9 @@ class Business(MerchantScoped):
         return f"{self.business_name} ({self.mode})"
 
 
-class Category(MerchantScoped, SoftDeletable):
+class CatalogueGroup(SoftDeletable):
+    """The fields categories and sub-categories share (§2.5 ``category_details``)."""
+
     name = models.CharField(max_length=150)
     status = models.IntegerField(choices=CatalogueStatus.choices, default=CatalogueStatus.ACTIVE)
     created_by = models.ForeignKey(
@@ -117,6 +119,11 @@ class Category(MerchantScoped, SoftDeletable):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        abstract = True
+
+
+class Category(MerchantScoped, CatalogueGroup):
+    class Meta:
         ordering = ["id"]
         verbose_name_plural = "categories"
 
@@ -124,21 +131,9 @@ class Category(MerchantScoped, SoftDeletable):
         return f"{self.name} ({self.mode})"
 
 
-class SubCategory(SoftDeletable):
+class SubCategory(CatalogueGroup):
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="sub_categories")
-    name = models.CharField(max_length=150)
-    status = models.IntegerField(choices=CatalogueStatus.choices, default=CatalogueStatus.ACTIVE)
     business_registration_type_id = models.PositiveIntegerField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        help_text="Back-office user who created it",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
