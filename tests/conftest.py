@@ -24,10 +24,14 @@ def _require_postgres(django_db_setup: None, django_db_blocker: object) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache() -> None:
-    """Each test starts with an empty cache: no stale bank list, no rate-limit counters."""
+    """Each test starts with an empty cache and empty per-process memos: no stale bank list or
+    fee tiers from rolled-back rows, no rate-limit counters."""
     from django.core.cache import cache
 
+    from core.memo import local_memos_clear
+
     cache.clear()
+    local_memos_clear()
 
 
 @pytest.fixture

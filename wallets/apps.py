@@ -19,9 +19,10 @@ def _reference_data_ensure(sender: AppConfig, using: str = "default", **kwargs: 
     if not {Bank._meta.db_table, FeeSchedule._meta.db_table, FeeTier._meta.db_table} <= tables:
         return
     reference_data_seed(bank_model=Bank, fee_schedule_model=FeeSchedule, fee_tier_model=FeeTier)
-    from wallets.selectors import bank_cache_clear
+    from wallets.selectors import bank_cache_clear, fee_schedule_cache_clear
 
     bank_cache_clear()
+    fee_schedule_cache_clear()
 
 
 def _bank_changed(sender: type, **kwargs: Any) -> None:
@@ -35,13 +36,31 @@ def _bank_changed(sender: type, **kwargs: Any) -> None:
     transaction.on_commit(bank_cache_clear, using=kwargs.get("using"))
 
 
+def _fee_schedule_changed(sender: type, **kwargs: Any) -> None:
+    """Forgets this process's fee schedules now and again on commit (see ``_bank_changed``)."""
+    from django.db import transaction
+
+    from wallets.selectors import fee_schedule_cache_clear
+
+    fee_schedule_cache_clear()
+    transaction.on_commit(fee_schedule_cache_clear, using=kwargs.get("using"))
+
+
 class WalletsConfig(AppConfig):
     name = "wallets"
     verbose_name = "Wallets and ledger"
 
     def ready(self) -> None:
-        from wallets.models import Bank
+        from wallets.models import Bank, FeeSchedule, FeeTier
 
         post_migrate.connect(_reference_data_ensure, sender=self, dispatch_uid="wallets_ref_data")
         post_save.connect(_bank_changed, sender=Bank, dispatch_uid="wallets_bank_saved")
         post_delete.connect(_bank_changed, sender=Bank, dispatch_uid="wallets_bank_deleted")
+        for model in (FeeSchedule, FeeTier):
+            label = model._meta.model_name
+            post_save.connect(
+                _fee_schedule_changed, sender=model, dispatch_uid=f"wallets_{label}_saved"
+            )
+            post_delete.connect(
+                _fee_schedule_changed, sender=model, dispatch_uid=f"wallets_{label}_deleted"
+            )

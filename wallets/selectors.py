@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import F, Prefetch, Q, QuerySet, Sum, Window
 from django.db.models.functions import Round
 from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
+from core.memo import LocalMemo
 from core.money import CURRENCY_NGN, round_amount
 from wallets.models import Bank, FeeSchedule, FeeTier, LedgerEntry, LedgerEntryType, Wallet
 
@@ -128,56 +129,108 @@ def ledger_snapshot_mismatch_count() -> int:
 # --- Banks -------------------------------------------------------------------------------------
 
 
-def _bank_cache_load() -> list[Bank]:
+@dataclass(frozen=True)
+class _ActiveBanks:
+    by_name: list[Bank]
+    by_code: dict[str, Bank]
+
+
+def _active_banks_load() -> _ActiveBanks:
+    """From the shared cache (one read per process per memo period), else the database."""
     banks = cache.get(BANK_CACHE_KEY)
     if banks is None:
         banks = list(Bank.objects.filter(is_active=True).order_by("name", "id"))
         cache.set(BANK_CACHE_KEY, banks, timeout=settings.BANK_LIST_CACHE_SECONDS)
-    return banks
+    by_code: dict[str, Bank] = {}
+    for bank in banks:
+        by_code.setdefault(bank.bank_code, bank)
+    return _ActiveBanks(by_name=banks, by_code=by_code)
+
+
+_active_banks = LocalMemo(_active_banks_load)
 
 
 def bank_cache_clear() -> None:
+    """Forgets the bank list here and in the shared cache (other processes within
+    ``REFERENCE_DATA_LOCAL_SECONDS``)."""
+    _active_banks.clear()
     cache.delete(BANK_CACHE_KEY)
 
 
 def bank_list() -> list[Bank]:
     """Active banks by name; cached (cleared whenever a bank is saved or deleted)."""
-    return list(_bank_cache_load())
+    return list(_active_banks.get().by_name)
 
 
 def bank_get_by_code(*, bank_code: str) -> Bank | None:
-    """The active bank with this code, or None."""
-    for bank in _bank_cache_load():
-        if bank.bank_code == bank_code:
-            return bank
-    return None
+    """The active bank with this code, or None (a dictionary lookup in process memory)."""
+    return _active_banks.get().by_code.get(bank_code)
 
 
 # --- Fee schedule and quote --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _FeeTierRow:
+    min_amount: Decimal
+    max_amount: Decimal | None
+    fee_amount: Decimal
+
+
+@dataclass(frozen=True)
+class _FeeScheduleRow:
+    effective_from: datetime
+    tiers: tuple[_FeeTierRow, ...]  # highest min_amount first
+
+
+def _fee_schedules_load() -> tuple[_FeeScheduleRow, ...]:
+    """Every NGN schedule with its tiers, latest ``effective_from`` first (two queries)."""
+    schedules = (
+        FeeSchedule.objects.filter(currency=CURRENCY_NGN)
+        .order_by("-effective_from")
+        .prefetch_related(Prefetch("tiers", queryset=FeeTier.objects.order_by("-min_amount")))
+    )
+    return tuple(
+        _FeeScheduleRow(
+            effective_from=schedule.effective_from,
+            tiers=tuple(
+                _FeeTierRow(
+                    min_amount=tier.min_amount,
+                    max_amount=tier.max_amount,
+                    fee_amount=tier.fee_amount,
+                )
+                for tier in schedule.tiers.all()
+            ),
+        )
+        for schedule in schedules
+    )
+
+
+_fee_schedules = LocalMemo(_fee_schedules_load)
+
+
+def fee_schedule_cache_clear() -> None:
+    """Forgets the fee schedules of this process (other processes within
+    ``REFERENCE_DATA_LOCAL_SECONDS``)."""
+    _fee_schedules.clear()
 
 
 def payout_fee_calculate(*, amount: Decimal, at: datetime | None = None) -> Decimal:
     """The flat payout fee for ``amount`` from the schedule in effect at ``at`` (default now).
 
     The schedule in effect is the NGN schedule with the latest ``effective_from`` not after
-    ``at``; its tier covering ``amount`` gives the fee (one query).
+    ``at``; its tier with the highest ``min_amount`` covering ``amount`` gives the fee. The
+    schedules are read from a per-process memo (see ``core.memo``).
     """
     at = at or timezone.now()
-    current_schedule = (
-        FeeSchedule.objects.filter(currency=CURRENCY_NGN, effective_from__lte=at)
-        .order_by("-effective_from")
-        .values("pk")[:1]
-    )
-    fee_amount = (
-        FeeTier.objects.filter(schedule_id=Subquery(current_schedule), min_amount__lte=amount)
-        .filter(Q(max_amount__isnull=True) | Q(max_amount__gte=amount))
-        .order_by("-min_amount")
-        .values_list("fee_amount", flat=True)
-        .first()
-    )
-    if fee_amount is None:
-        raise ApplicationError(FEE_UNAVAILABLE_MESSAGE)
-    return round_amount(fee_amount)
+    for schedule in _fee_schedules.get():
+        if schedule.effective_from > at:
+            continue
+        for tier in schedule.tiers:
+            if tier.min_amount <= amount and (tier.max_amount is None or tier.max_amount >= amount):
+                return round_amount(tier.fee_amount)
+        break
+    raise ApplicationError(FEE_UNAVAILABLE_MESSAGE)
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,8 @@ STORAGES = {
 # --- Cache (rate-limit counters, bank list) ----------------------------------------------------
 # Redis in production (CACHE_URL=redis://127.0.0.1:6379/1), local memory on embedded defaults.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "core.cache.PooledRedisCache"  # one client per process
 
 # --- Request limits -------------------------------------------------------------------------
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
@@ -276,6 +278,8 @@ FUNDING_WEBHOOK_SIGNATURE_HEADER = env.str(
     "FUNDING_WEBHOOK_SIGNATURE_HEADER", default="X-Provider-Signature"
 )
 BANK_LIST_CACHE_SECONDS = env.int("BANK_LIST_CACHE_SECONDS", default=300)
+# Banks and fee tiers are also kept in each process for this long (0 turns that off).
+REFERENCE_DATA_LOCAL_SECONDS = env.float("REFERENCE_DATA_LOCAL_SECONDS", default=5.0)
 PAYSTACK_BASE_URL = env.str("PAYSTACK_BASE_URL", default="https://api.paystack.co").rstrip("/")
 PAYSTACK_SECRET_KEY = env.str("PAYSTACK_SECRET_KEY", default="")
 PAYSTACK_TIMEOUT_SECONDS = env.float("PAYSTACK_TIMEOUT_SECONDS", default=5.0)

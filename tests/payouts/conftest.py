@@ -7,7 +7,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 
 from config.celery_app import app as celery_app
 from merchants.models import Mode
@@ -36,12 +35,6 @@ def _in_memory_broker() -> Iterator[None]:
     yield
     celery_app.conf.broker_url, celery_app.conf.broker_transport_options = previous
     celery_client_reset()
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache() -> None:
-    """Bank list and throttle counters live in the cache; keep tests independent."""
-    cache.clear()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from itertools import count
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from merchants.models import Mode
@@ -19,13 +18,6 @@ from wallets.services import FundingResult, wallet_fund
 
 WEBHOOK_SECRET = "test-funding-webhook-secret"
 _references = count(1)
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache() -> None:
-    """The bank list (and throttle counters) live in the cache; rolled-back rows must not leak
-    from one test into the next through it."""
-    cache.clear()
 
 
 @pytest.fixture

@@ -4,11 +4,12 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from tests.wallets.factories import BankFactory, FeeScheduleFactory, FeeTierFactory
-from wallets.models import Bank, FeeSchedule
+from wallets.models import Bank, FeeSchedule, FeeTier
 from wallets.selectors import (
     bank_get_by_code,
     bank_list,
@@ -147,3 +148,49 @@ def test_bank_cache_is_cleared_when_a_bank_is_added_or_deleted() -> None:
     assert bank_get_by_code(bank_code="777777") == bank
     bank.delete()
     assert bank_get_by_code(bank_code="777777") is None
+
+
+# --- Per-process memo of banks and fee tiers ---------------------------------------------------
+
+
+def test_fee_lookups_are_served_from_process_memory(django_assert_num_queries) -> None:
+    payout_fee_calculate(amount=D("100.00"))
+    with django_assert_num_queries(0):
+        assert payout_fee_calculate(amount=D("100.00")) == D("10.00")
+        assert payout_fee_calculate(amount=D("60000.00")) == D("50.00")
+
+
+def test_a_tier_saved_in_this_process_applies_at_once() -> None:
+    assert payout_fee_calculate(amount=D("100.00")) == D("10.00")
+    schedule = FeeScheduleFactory(effective_from=timezone.now() - timedelta(seconds=1))
+    FeeTierFactory(schedule=schedule, fee_amount=D("3.00"))
+    assert payout_fee_calculate(amount=D("100.00")) == D("3.00")
+
+
+def test_a_change_from_another_process_applies_within_the_memo_period(
+    settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import memo
+
+    settings.REFERENCE_DATA_LOCAL_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr(memo.time, "monotonic", lambda: clock[0])
+    assert payout_fee_calculate(amount=D("100.00")) == D("10.00")
+    assert bank_get_by_code(bank_code="058") is not None
+    # queryset.update() sends no signal, as a write by another process would not reach here.
+    FeeTier.objects.filter(fee_amount=D("10.00")).update(fee_amount=D("11.00"))
+    Bank.objects.filter(bank_code="058").update(is_active=False)
+    cache.clear()  # the shared cache was cleared by the writer's process
+    clock[0] += 4
+    assert payout_fee_calculate(amount=D("100.00")) == D("10.00")
+    assert bank_get_by_code(bank_code="058") is not None
+    clock[0] += 1
+    assert payout_fee_calculate(amount=D("100.00")) == D("11.00")
+    assert bank_get_by_code(bank_code="058") is None
+
+
+def test_memo_off_reads_every_time(settings) -> None:
+    settings.REFERENCE_DATA_LOCAL_SECONDS = 0
+    assert payout_fee_calculate(amount=D("100.00")) == D("10.00")
+    FeeTier.objects.filter(fee_amount=D("10.00")).update(fee_amount=D("12.00"))
+    assert payout_fee_calculate(amount=D("100.00")) == D("12.00")
