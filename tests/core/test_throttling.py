@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import os
+import uuid
+
 import pytest
+import redis
 from django.core.cache import cache
 from rest_framework.settings import api_settings
 
+from core.api import throttling
 from core.api.throttling import SecretKeyRateThrottle
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
@@ -47,3 +52,67 @@ def test_reads_and_writes_are_counted_separately(test_client, tight_rates) -> No
 def test_default_rates_are_configured() -> None:
     rates = api_settings.DEFAULT_THROTTLE_RATES
     assert {"read", "write", "name_enquiry"} <= set(rates)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The throttle's clock, set by the test: starts 30 s into a minute window."""
+    now = [1_800_000_030.0]
+    monkeypatch.setattr(throttling.time, "time", lambda: now[0])
+    return now
+
+
+def test_previous_window_weighs_by_its_overlap(test_client, clock, monkeypatch) -> None:
+    cache.clear()
+    monkeypatch.setattr(SecretKeyRateThrottle, "THROTTLE_RATES", {"read": "4/min"})
+    for _ in range(4):
+        assert test_client.get("/t/unauthorized").status_code == 200
+    clock[0] += 45  # 15 s into the next window: the previous 4 hits weigh 0.75 × 4 = 3
+    assert test_client.get("/t/unauthorized").status_code == 200  # 3 + 1 ≤ 4
+    refused = test_client.get("/t/unauthorized")  # 3 + 2 > 4
+    assert refused.status_code == 429
+    # One more is allowed once 3 hits of this window plus the fading previous ones fit:
+    # 3 + 4 × (1 − (15 + t)/60) ≤ 4 → t = 30 s.
+    assert refused["Retry-After"] == "30"
+    clock[0] += 29
+    assert test_client.get("/t/unauthorized").status_code == 429
+    clock[0] += 31 + 60  # two windows on: everything forgotten
+    assert test_client.get("/t/unauthorized").status_code == 200
+
+
+def test_retry_after_reaches_into_the_next_window_when_this_one_is_full(
+    test_client, clock, monkeypatch
+) -> None:
+    cache.clear()
+    monkeypatch.setattr(SecretKeyRateThrottle, "THROTTLE_RATES", {"read": "2/min"})
+    assert test_client.get("/t/unauthorized").status_code == 200
+    assert test_client.get("/t/unauthorized").status_code == 200
+    refused = test_client.get("/t/unauthorized")
+    assert refused.status_code == 429
+    # 30 s left in this window; then its 3 hits weigh 3 × (1 − s/60) + 1 ≤ 2 → s = 40 s.
+    assert refused["Retry-After"] == "70"
+    clock[0] += 69
+    assert test_client.get("/t/unauthorized").status_code == 429
+    clock[0] += 60 + 1  # past the refused request's own weight as well
+    assert test_client.get("/t/unauthorized").status_code == 200
+
+
+def test_throttle_counts_in_redis_when_the_cache_is_redis(
+    test_client, tight_rates, settings
+) -> None:
+    redis_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": f"throttle-test-{uuid.uuid4().hex[:8]}",
+        }
+    }
+    try:
+        assert test_client.get("/t/unauthorized").status_code == 200
+        assert test_client.get("/t/unauthorized").status_code == 200
+        assert test_client.get("/t/unauthorized").status_code == 429
+        keys = redis.Redis.from_url(redis_url).keys(f"{settings.CACHES['default']['KEY_PREFIX']}:*")
+        assert keys, "the counters live in Redis"
+    finally:
+        cache.clear()
