@@ -56,6 +56,23 @@ NOT_ELIGIBLE_MESSAGE = "Payout is not eligible for status requery"
 NOT_FOUND_MESSAGE = "Payout not found"
 DEFAULT_FAILURE_MESSAGE = "Transfer failed"
 PROVIDER_RESPONSES_KEPT = 50
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1}
+# What dispatch, requery and settlement may change on a payout (the request never changes).
+SETTLEMENT_FIELDS = (
+    "status",
+    "error_message",
+    "provider_reference",
+    "provider_responses",
+    "dispatch_attempts",
+    "dispatch_claimed_at",
+    "verify_before_send",
+    "dispatched_at",
+    "ambiguous_since",
+    "next_requery_at",
+    "requery_count",
+    "completed_at",
+    "updated_at",
+)
 
 
 # --- Settings helpers ----------------------------------------------------------------------
@@ -126,14 +143,20 @@ def internal_reference_generate() -> str:
     return f"po_{timezone.now():%Y%m%d}_{secrets.token_hex(10)}"
 
 
-def _payout_by_key(*, wallet_id: int, idempotency_key: str) -> Payout | None:
-    return Payout.objects.filter(wallet_id=wallet_id, idempotency_key=idempotency_key).first()
-
-
-def _replay(*, existing: Payout, fingerprint: str) -> PayoutCreateResult:
-    if existing.request_fingerprint != fingerprint:
+def _replay_if_key_used(
+    *, wallet_id: int, idempotency_key: str, fingerprint: str
+) -> PayoutCreateResult | None:
+    """The earlier payout with this key (``duplicate=True``), 409 if its request differed, or
+    None when the key is new (one indexed lookup)."""
+    earlier = next(
+        iter(Payout.objects.filter(wallet_id=wallet_id, idempotency_key=idempotency_key)[:1]),
+        None,
+    )
+    if earlier is None:
+        return None
+    if earlier.request_fingerprint != fingerprint:
         raise ConflictError(IDEMPOTENCY_CONFLICT_MESSAGE)
-    return PayoutCreateResult(payout=existing, duplicate=True)
+    return PayoutCreateResult(payout=earlier, duplicate=True)
 
 
 def _bank_resolve(*, bank_code: str, bank_id: int | None) -> Bank:
@@ -159,9 +182,10 @@ def payout_create(
 ) -> PayoutCreateResult:
     """Accepts a payout: total debit reserved and the payout ``reserved``, in one transaction.
 
-    The idempotency fast path, name enquiry and fee lookup run before the wallet lock; the lock
-    is held only to re-check the key, insert the payout and reserve the funds. Concurrent
-    requests with one key serialise on the lock; the unique constraint backs it up.
+    The idempotency fast path, name enquiry and fee lookup run before the wallet lock; the
+    transaction inserts the payout, then locks the wallet only to reserve the funds. Concurrent
+    requests with one key meet on the unique constraint (wallet, idempotency key): the later
+    insert waits for the first, fails, and answers as a replay.
     """
     if currency != CURRENCY_NGN:
         raise ApplicationError(ONLY_NGN_MESSAGE)
@@ -176,9 +200,11 @@ def payout_create(
         currency=currency,
         narration=narration,
     )
-    existing = _payout_by_key(wallet_id=wallet.pk, idempotency_key=idempotency_key)
-    if existing is not None:
-        return _replay(existing=existing, fingerprint=fingerprint)
+    replay = _replay_if_key_used(
+        wallet_id=wallet.pk, idempotency_key=idempotency_key, fingerprint=fingerprint
+    )
+    if replay is not None:
+        return replay
 
     # Cheap checks on an unlocked read first, so hopeless requests cost no provider call;
     # both are checked again under the lock by wallet_reserve.
@@ -195,7 +221,6 @@ def payout_create(
     try:
         return _payout_insert(
             wallet_id=wallet.pk,
-            fingerprint=fingerprint,
             fields={
                 "merchant": merchant,
                 "mode": mode,
@@ -216,23 +241,22 @@ def payout_create(
             },
         )
     except IntegrityError:
-        # Lost a race on the idempotency key that the lock did not serialise: the winner's
-        # payout is committed, and this request is its replay.
-        existing = _payout_by_key(wallet_id=wallet.pk, idempotency_key=idempotency_key)
-        if existing is None:
+        # Another request with this key committed first (the unique constraint on wallet and
+        # key makes the insert wait for it, then fail): this request is its replay.
+        replay = _replay_if_key_used(
+            wallet_id=wallet.pk, idempotency_key=idempotency_key, fingerprint=fingerprint
+        )
+        if replay is None:
             raise
-        return _replay(existing=existing, fingerprint=fingerprint)
+        return replay
 
 
 @transaction.atomic
-def _payout_insert(
-    *, wallet_id: int, fingerprint: str, fields: dict[str, Any]
-) -> PayoutCreateResult:
+def _payout_insert(*, wallet_id: int, fields: dict[str, Any]) -> PayoutCreateResult:
+    """Inserts the payout, then locks the wallet and reserves its total debit: the lock is
+    taken last and held for two statements (the balance update and its ledger entry)."""
+    payout = Payout.objects.create(wallet_id=wallet_id, status=PayoutStatus.RESERVED, **fields)
     wallet = wallet_lock(wallet_id=wallet_id)
-    existing = _payout_by_key(wallet_id=wallet_id, idempotency_key=fields["idempotency_key"])
-    if existing is not None:
-        return _replay(existing=existing, fingerprint=fingerprint)
-    payout = Payout.objects.create(wallet=wallet, status=PayoutStatus.RESERVED, **fields)
     wallet_reserve(
         wallet=wallet,
         amount=payout.total_debit_amount,
@@ -256,7 +280,9 @@ def payout_dispatch_enqueue(*, payout_id: int) -> bool:
     from payouts.tasks import payout_dispatch_task
 
     try:
-        payout_dispatch_task.delay(payout_id)
+        # One quick retry, then give up: while the broker is down a create answers at once,
+        # and the payout waits for the sweeper.
+        payout_dispatch_task.apply_async(args=[payout_id], retry_policy=PUBLISH_RETRY_POLICY)
     except Exception:
         logger.exception(
             "could not enqueue dispatch of payout %s; the dispatch_stuck sweeper will", payout_id
@@ -403,7 +429,7 @@ def _transfer_request(payout: Payout) -> TransferRequest:
 @transaction.atomic
 def _dispatch_apply(
     *, payout_id: int, attempt: int, result: TransferResult, verify_before_send: bool
-) -> DispatchStep:
+) -> tuple[DispatchStep, Payout]:
     payout = Payout.objects.select_for_update().get(pk=payout_id)
     _record_raw(payout, result)
     if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != attempt:
@@ -414,22 +440,22 @@ def _dispatch_apply(
             payout.status,
         )
         payout.save(update_fields=["provider_responses", "updated_at"])
-        return DispatchStep.SKIPPED
+        return DispatchStep.SKIPPED, payout
     now = timezone.now()
     payout.verify_before_send = verify_before_send
     if result.outcome == TransferOutcome.NOT_SENT:
         payout.dispatch_claimed_at = None  # free for the next attempt
-        payout.save()
-        return DispatchStep.DEFERRED
+        payout.save(update_fields=SETTLEMENT_FIELDS)
+        return DispatchStep.DEFERRED, payout
     if result.outcome == TransferOutcome.REJECTED:
         _fail(payout, now=now, message=result.message)
     else:
         payout_transition(payout=payout, to_status=PayoutStatus.DISPATCHED)
         payout.dispatched_at = now
         _settle(payout, result, now=now, from_requery=False)
-    payout.save()
+    payout.save(update_fields=SETTLEMENT_FIELDS)
     logger.info("payout %s dispatched: %s", payout.internal_reference, payout.status)
-    return DispatchStep.APPLIED
+    return DispatchStep.APPLIED, payout
 
 
 def payout_dispatch(*, payout_id: int) -> Payout | None:
@@ -462,7 +488,7 @@ def payout_dispatch(*, payout_id: int) -> Payout | None:
             result = earlier
     if result is None:
         result = provider.initiate_transfer(_transfer_request(payout))
-    step = _dispatch_apply(
+    step, applied = _dispatch_apply(
         payout_id=payout.pk,
         attempt=claim.attempt,
         result=result,
@@ -472,7 +498,7 @@ def payout_dispatch(*, payout_id: int) -> Payout | None:
         raise DispatchDeferredError(
             f"payout {payout.internal_reference}: provider not reached ({result.message})"
         )
-    return Payout.objects.get(pk=payout.pk)
+    return applied
 
 
 # --- Requery -------------------------------------------------------------------------------
@@ -487,7 +513,7 @@ def _requery_apply(*, payout_id: int, result: TransferResult) -> Payout:
         return payout  # settled meanwhile by another requery or the worker
     payout.requery_count += 1
     _settle(payout, result, now=timezone.now(), from_requery=True)
-    payout.save()
+    payout.save(update_fields=SETTLEMENT_FIELDS)
     logger.info("payout %s requeried: %s", payout.internal_reference, payout.status)
     return payout
 
@@ -546,7 +572,7 @@ def payout_resolve_manually(
         _succeed(payout, now=now)
     else:
         _fail(payout, now=now, message=f"Resolved as failed by finance: {reason}")
-    payout.save()
+    payout.save(update_fields=SETTLEMENT_FIELDS)
     resolution = PayoutResolution.objects.create(
         payout=payout,
         from_status=from_status,

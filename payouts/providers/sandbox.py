@@ -112,19 +112,17 @@ class SandboxProvider:
     @staticmethod
     def _transfer_record(request: TransferRequest) -> SandboxTransfer:
         """The sandbox transfer for this reference, created on first sight (idempotent)."""
-        existing = SandboxTransfer.objects.filter(reference=request.reference).first()
-        if existing is None:
-            try:
-                with transaction.atomic():
-                    return SandboxTransfer.objects.create(
-                        reference=request.reference,
-                        account_number=request.account_number,
-                        amount=request.amount,
-                        outcome=_initial_outcome(request.account_number),
-                        transfer_code=f"TRF_sbx_{secrets.token_hex(8)}",
-                    )
-            except IntegrityError:
-                existing = SandboxTransfer.objects.get(reference=request.reference)
+        try:
+            with transaction.atomic():
+                return SandboxTransfer.objects.create(
+                    reference=request.reference,
+                    account_number=request.account_number,
+                    amount=request.amount,
+                    outcome=_initial_outcome(request.account_number),
+                    transfer_code=f"TRF_sbx_{secrets.token_hex(8)}",
+                )
+        except IntegrityError:  # sent before: the same transfer, counted again
+            existing = SandboxTransfer.objects.get(reference=request.reference)
         SandboxTransfer.objects.filter(pk=existing.pk).update(
             initiate_count=F("initiate_count") + 1
         )
