@@ -1,5 +1,5 @@
 """Helpers shared by the collections and checkout tests: a real local HTTP receiver, Paystack
-payloads, the Celery client reset."""
+payloads, a real Celery worker for the collection tasks."""
 
 from __future__ import annotations
 
@@ -8,24 +8,18 @@ import hashlib
 import hmac
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import redis
-from django.conf import settings
-from django.db import connection
-
-from config.celery_app import app as celery_app
+from tests import celery_worker
+from tests.celery_worker import celery_client_reset as celery_client_reset
 
 PAYSTACK_BASE_URL = "https://api.paystack.test"
 PAYSTACK_SECRET = "paystack-secret-for-tests"
@@ -35,23 +29,6 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 def hmac_sha512_hex(body: bytes, secret: str) -> str:
     """An independent computation of the expected signature."""
     return hmac.new(secret.encode(), body, hashlib.sha512).hexdigest()
-
-
-def celery_client_reset() -> None:
-    """Makes the publishing side follow a changed ``broker_url``/``task_routes``."""
-    celery_app.close()
-    if "amqp" in celery_app.__dict__:
-        del celery_app.amqp
-
-
-def worker_database_url() -> str:
-    """The pytest test database, for a worker process (``test_<name>``)."""
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
 
 
 @contextlib.contextmanager
@@ -64,74 +41,18 @@ def celery_worker_running(
     """A real Celery worker process on Redis (``TEST_REDIS_URL``, default db 13) consuming a
     queue of its own, against the test database, with private callback URLs allowed. This
     process publishes the collection tasks to that queue meanwhile. ``unavailable(reason)`` is
-    called (to skip or fail) when Redis or PostgreSQL is missing."""
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
-    except redis.RedisError as error:
-        unavailable(f"Redis at {REDIS_URL} is unreachable ({error})")
-    if connection.vendor != "postgresql":
-        unavailable("the worker needs a database shared across processes (PostgreSQL)")
-    queue = f"collections-e2e-{uuid.uuid4().hex[:12]}"
-    previous = (
-        celery_app.conf.broker_url,
-        celery_app.conf.broker_transport_options,
-        celery_app.conf.task_routes,
-    )
-    celery_app.conf.broker_url = REDIS_URL
-    celery_app.conf.broker_transport_options = {"visibility_timeout": 300}
-    celery_app.conf.task_routes = {"collections_app.tasks.*": {"queue": queue}}
-    celery_client_reset()
-    log_path = tmp_path / "worker.log"
-    log = log_path.open("w")
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": worker_database_url(),
-        "CELERY_BROKER_URL": REDIS_URL,
-        "CALLBACK_URL_ALLOW_PRIVATE": "1",
-        "VAR_DIR": str(tmp_path / "var"),
-        **(extra_env or {}),
-    }
-    worker = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "-Q",
-            queue,
-            "--pool=solo",
-            "--without-mingle",
-            "--without-gossip",
-            "--without-heartbeat",
-            "--loglevel=INFO",
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    worker.log_path = log_path  # type: ignore[attr-defined]
-    try:
-        yield worker
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(timeout=5)
-        log.close()
-        (
-            celery_app.conf.broker_url,
-            celery_app.conf.broker_transport_options,
-            celery_app.conf.task_routes,
-        ) = previous
-        celery_client_reset()
-        client = redis.Redis.from_url(REDIS_URL)
-        client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+    called (to skip or fail) when Redis or PostgreSQL is missing. The process's log is
+    ``log_path`` (``tmp_path / "worker.log"``)."""
+    with celery_worker.celery_worker_running(
+        tmp_path,
+        broker_url=REDIS_URL,
+        queue_prefix="collections-e2e",
+        task_patterns=["collections_app.tasks.*"],
+        unavailable=unavailable,
+        extra_env={"CALLBACK_URL_ALLOW_PRIVATE": "1", **(extra_env or {})},
+    ) as worker:
+        worker.popen.log_path = worker.log  # type: ignore[attr-defined]
+        yield worker.popen
 
 
 def free_port() -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,15 +28,23 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection
 
-import collections_app.tasks
-import payouts.tasks
-from config.celery_app import app as celery_app
 from merchants.models import Mode
 from merchants.services import MerchantCreated
+from tests.celery_worker import (
+    Process,
+    celery_publishing_to,
+    celery_worker_start,
+    process_start,
+    redis_require,
+    unavailable_for,
+    unique_queue,
+    wait_for,
+    worker_environment,
+)
+from tests.celery_worker import database_url_for_processes as database_url_for_processes
 from wallets.models import Wallet
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
@@ -46,53 +53,15 @@ REDIS_URL = os.environ.get("FAULTS_REDIS_URL", "redis://127.0.0.1:6379/11")
 REDIS_URL_2 = os.environ.get("FAULTS_REDIS_URL_2", "redis://127.0.0.1:6379/12")
 PAYOUTS_PATH = "/api/v1/transactions/in/merchant-wallet/payouts"
 PAYSTACK_SECRET = "sk_test_fake_paystack_secret"
-WAIT_SECONDS = 45
 
 
-def unavailable(reason: str) -> None:
-    if os.environ.get("REQUIRE_POSTGRES") == "1":
-        pytest.fail(f"fault tests cannot run under REQUIRE_POSTGRES=1: {reason}")
-    pytest.skip(reason)
+unavailable = unavailable_for("fault tests")
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def wait_for(
-    predicate: Callable[[], Any], *, timeout: float = WAIT_SECONDS, what: str, step: float = 0.1
-) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-
-
-def database_url_for_processes(application_name: str = "") -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    query = f"?application_name={application_name}" if application_name else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}{query}"
-    )
-
-
-# Imported while the app is registered: ``close()`` below unregisters it, and a shared task
-# first imported after that would never be attached to it (NotRegistered on ``delay``).
-TASK_MODULES = (collections_app.tasks, payouts.tasks)
-
-
-def celery_client_reset() -> None:
-    """Makes the publishing side (this process) follow a changed broker URL or routes."""
-    celery_app.close()
-    if "amqp" in celery_app.__dict__:
-        del celery_app.amqp
 
 
 @pytest.fixture(autouse=True)
@@ -264,77 +233,22 @@ class Broker:
 
 
 def redis_ready(url: str) -> None:
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as error:
-        unavailable(f"Redis at {url} is unreachable ({error})")
-
-
-def _routes(queue: str) -> dict[str, dict[str, str]]:
-    return {"payouts.tasks.*": {"queue": queue}, "collections_app.tasks.*": {"queue": queue}}
+    redis_require(url, unavailable=unavailable)
 
 
 @pytest.fixture
 def broker() -> Iterator[Broker]:
-    """This process publishes to a Redis broker, on a queue of its own."""
+    """This process publishes to a Redis broker, on a queue of its own; the short visibility
+    timeout lets Redis hand a task a killed worker held to the next worker within seconds."""
     redis_ready(REDIS_URL)
-    queue = f"faults-{uuid.uuid4().hex[:12]}"
-    previous = (
-        celery_app.conf.broker_url,
-        celery_app.conf.broker_transport_options,
-        celery_app.conf.task_routes,
-    )
-    celery_app.conf.broker_url = REDIS_URL
-    celery_app.conf.broker_transport_options = {"visibility_timeout": 3}
-    celery_app.conf.task_routes = _routes(queue)
-    celery_client_reset()
-    try:
+    queue = unique_queue("faults")
+    with celery_publishing_to(
+        REDIS_URL,
+        queue=queue,
+        task_patterns=["payouts.tasks.*", "collections_app.tasks.*"],
+        visibility_timeout=3,
+    ):
         yield Broker(url=REDIS_URL, queue=queue)
-    finally:
-        (
-            celery_app.conf.broker_url,
-            celery_app.conf.broker_transport_options,
-            celery_app.conf.task_routes,
-        ) = previous
-        celery_client_reset()
-        _redis_cleanup(REDIS_URL, queue)
-
-
-def _redis_cleanup(url: str, queue: str) -> None:
-    client = redis.Redis.from_url(url)
-    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
-    # Messages a killed worker left unacknowledged, if any are ours.
-    for tag, payload in (client.hgetall("unacked") or {}).items():
-        if queue.encode() in payload:
-            client.hdel("unacked", tag)
-            client.zrem("unacked_index", tag)
-
-
-@dataclass
-class Process:
-    name: str
-    popen: subprocess.Popen
-    log: Path
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.alive():
-            os.killpg(self.popen.pid, sig)
-        self.popen.wait(timeout=15)
-
-    def stop(self) -> None:
-        if not self.alive():
-            return
-        os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 @dataclass
@@ -343,60 +257,16 @@ class Processes:
     started: list[Process] = field(default_factory=list)
 
     def env(self, **overrides: str) -> dict[str, str]:
-        return {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": database_url_for_processes(),
-            "VAR_DIR": str(self.tmp_path / "var"),
-            "PAYSTACK_SECRET_KEY": PAYSTACK_SECRET,
-            "PYTHONUNBUFFERED": "1",
-            **overrides,
-        }
+        return worker_environment(self.tmp_path, PAYSTACK_SECRET_KEY=PAYSTACK_SECRET, **overrides)
 
     def start(self, name: str, command: list[str], env: dict[str, str]) -> Process:
-        log = self.tmp_path / f"{name}.log"
-        handle = log.open("w")
-        popen = subprocess.Popen(
-            command,
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        handle.close()
-        process = Process(name=name, popen=popen, log=log)
+        process = process_start(name, command, env=env, log_dir=self.tmp_path)
         self.started.append(process)
         return process
 
     def worker(self, name: str, *, queue: str, **env: str) -> Process:
-        process = self.start(
-            name,
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config.celery_app",
-                "worker",
-                "-Q",
-                queue,
-                "--pool=solo",
-                "--without-mingle",
-                "--without-gossip",
-                "--without-heartbeat",
-                "--loglevel=INFO",
-                "-n",
-                f"{name}-{uuid.uuid4().hex[:6]}@%h",
-            ],
-            self.env(**env),
-        )
-        wait_for(
-            lambda: "ready." in process.output() or not process.alive(),
-            timeout=30,
-            what=f"{name} to start",
-        )
-        assert process.alive(), f"{name} exited:\n{process.output()[-3000:]}"
+        process = celery_worker_start(name, queue=queue, env=self.env(**env), log_dir=self.tmp_path)
+        self.started.append(process)
         return process
 
     def web(self, name: str, **env: str) -> tuple[Process, str]:

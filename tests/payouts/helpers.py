@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from itertools import count
 
-from config.celery_app import app as celery_app
 from payouts.models import Payout
+from tests.celery_worker import celery_client_reset as celery_client_reset
 from wallets.models import Wallet
 from wallets.selectors import wallet_totals
 from wallets.services import wallet_fund
@@ -48,12 +48,3 @@ def assert_wallet_balanced(wallet: Wallet) -> None:
 
 def reload(payout: Payout) -> Payout:
     return Payout.objects.get(pk=payout.pk)
-
-
-def celery_client_reset() -> None:
-    """Makes the publishing side follow a changed ``broker_url``/``task_routes``: a new
-    connection pool and a new AMQP helper (its producer pool, queues and router are built once
-    and would otherwise keep publishing to the previous broker)."""
-    celery_app.close()
-    if "amqp" in celery_app.__dict__:
-        del celery_app.amqp

@@ -8,29 +8,17 @@ does not answer, and never under ``REQUIRE_POSTGRES=1`` (CI), where it fails ins
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
-from django.db import connection
 
-from config.celery_app import app as celery_app
 from merchants.models import Mode
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
-from tests.payouts.helpers import (
-    PAYOUTS_URL,
-    assert_wallet_balanced,
-    celery_client_reset,
-    fund_wallet,
-)
+from tests.celery_worker import Process, celery_worker_running, unavailable_for
+from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wallet
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
@@ -38,112 +26,37 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
 WORKER_WAIT_SECONDS = 60
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("REQUIRE_POSTGRES") == "1":
-        pytest.fail(f"end-to-end Celery test cannot run under REQUIRE_POSTGRES=1: {reason}")
-    pytest.skip(reason)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
-
-
 @pytest.fixture
-def redis_broker() -> Iterator[str]:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
-    except redis.RedisError as error:
-        _unavailable(f"Redis at {REDIS_URL} is unreachable ({error})")
-    if connection.vendor != "postgresql":
-        _unavailable("the worker needs a database shared across processes (PostgreSQL)")
-    queue = f"payouts-e2e-{uuid.uuid4().hex[:12]}"
-    previous = (
-        celery_app.conf.broker_url,
-        celery_app.conf.broker_transport_options,
-        celery_app.conf.task_routes,
-    )
-    celery_app.conf.broker_url = REDIS_URL
-    celery_app.conf.broker_transport_options = {"visibility_timeout": 300}
-    celery_app.conf.task_routes = {"payouts.tasks.*": {"queue": queue}}
-    celery_client_reset()
-    try:
-        yield queue
-    finally:
-        (
-            celery_app.conf.broker_url,
-            celery_app.conf.broker_transport_options,
-            celery_app.conf.task_routes,
-        ) = previous
-        celery_client_reset()
-        client = redis.Redis.from_url(REDIS_URL)
-        client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
-
-
-@pytest.fixture
-def celery_worker(redis_broker: str, tmp_path: Path) -> Iterator[subprocess.Popen]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": REDIS_URL,
-        "VAR_DIR": str(tmp_path / "var"),
-    }
-    log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "-Q",
-            redis_broker,
-            "--pool=solo",
-            "--without-mingle",
-            "--without-gossip",
-            "--without-heartbeat",
-            "--loglevel=INFO",
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+def celery_worker(tmp_path: Path) -> Iterator[Process]:
+    """A worker on Redis consuming a queue of its own, to which this process publishes the
+    payout tasks meanwhile."""
+    with celery_worker_running(
+        tmp_path,
+        broker_url=REDIS_URL,
+        queue_prefix="payouts-e2e",
+        task_patterns=["payouts.tasks.*"],
+        unavailable=unavailable_for("end-to-end Celery test"),
+    ) as worker:
         yield worker
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(timeout=5)
-        log.close()
 
 
-def _wait_for_status(payout_id: int, status: str, worker: subprocess.Popen, log: Path) -> Payout:
+def _wait_for_status(payout_id: int, status: str, worker: Process) -> Payout:
     deadline = time.monotonic() + WORKER_WAIT_SECONDS
     while time.monotonic() < deadline:
         payout = Payout.objects.get(pk=payout_id)
         if payout.status == status:
             return payout
-        assert worker.poll() is None, f"worker exited early:\n{log.read_text()[-3000:]}"
+        assert worker.alive(), f"worker exited early:\n{worker.output()[-3000:]}"
         time.sleep(0.2)
     raise AssertionError(
         f"payout stayed {payout.status} for {WORKER_WAIT_SECONDS}s; worker log:\n"
-        f"{log.read_text()[-3000:]}"
+        f"{worker.output()[-3000:]}"
     )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_worker_takes_a_payout_from_reserved_to_successful(
-    celery_worker, merchant_account, client_for, tmp_path: Path
+    celery_worker: Process, merchant_account, client_for
 ) -> None:
     wallet = fund_wallet(wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "5000")
     client = client_for(merchant_account.test_key.plaintext)
@@ -161,9 +74,7 @@ def test_worker_takes_a_payout_from_reserved_to_successful(
     created = response.json()["data"]["payout"]
     assert created["status"] == "reserved"
 
-    payout = _wait_for_status(
-        created["id"], PayoutStatus.SUCCESSFUL, celery_worker, tmp_path / "worker.log"
-    )
+    payout = _wait_for_status(created["id"], PayoutStatus.SUCCESSFUL, celery_worker)
     assert payout.completed_at is not None
     assert payout.dispatch_attempts == 1
     assert SandboxTransfer.objects.get(reference=payout.internal_reference).initiate_count == 1
@@ -175,14 +86,14 @@ def test_worker_takes_a_payout_from_reserved_to_successful(
     assert_wallet_balanced(wallet)
     details = client.get(f"{PAYOUTS_URL}/{payout.pk}").json()["data"]
     assert details["status"] == "successful"
-    assert _log_mentions(tmp_path / "worker.log", "payout_dispatch_task")
+    assert _log_mentions(celery_worker, "payout_dispatch_task")
 
 
-def _log_mentions(log: Path, text: str) -> bool:
+def _log_mentions(worker: Process, text: str) -> bool:
     """The work was done by the worker process (its log names the task)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        if text in log.read_text():
+        if text in worker.output():
             return True
         time.sleep(0.2)
     return False

@@ -1,0 +1,281 @@
+"""A real Celery worker process on Redis for end-to-end tests, and this process's publishing side
+pointed at the same broker.
+
+The pieces, used together by ``celery_worker_running`` or one by one by the fault tests:
+
+- ``unavailable_for(subject)``: the skip-or-fail rule. A missing Redis or PostgreSQL skips the
+  test, except under ``REQUIRE_POSTGRES=1`` (CI), where it fails it.
+- ``redis_require`` / ``postgres_require``: the checks that call it.
+- ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, routes) points
+  at the test broker and a queue of the test's own; restored afterwards and the queue's keys
+  removed from Redis.
+- ``worker_environment`` and ``celery_worker_start``: ``celery -A config.celery_app worker`` as
+  a subprocess against the pytest test database, consuming that queue under a unique node name,
+  started once its log says it is ready.
+- ``celery_client_reset``: makes the publishing side follow a changed configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from config.celery_app import app as celery_app
+
+Unavailable = Callable[[str], None]
+
+WORKER_READY_SECONDS = 30
+STOP_SECONDS = 15
+
+
+def unavailable_for(subject: str) -> Unavailable:
+    """``unavailable(reason)`` for ``subject``: skips the test, or fails it under
+    ``REQUIRE_POSTGRES=1``."""
+
+    def unavailable(reason: str) -> None:
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"{subject} cannot run under REQUIRE_POSTGRES=1: {reason}")
+        pytest.skip(reason)
+
+    return unavailable
+
+
+def redis_require(url: str, *, unavailable: Unavailable) -> None:
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        unavailable(f"Redis at {url} is unreachable ({error})")
+
+
+def postgres_require(*, unavailable: Unavailable) -> None:
+    if connection.vendor != "postgresql":
+        unavailable("the worker needs a database shared across processes (PostgreSQL)")
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float, what: str, step: float = 0.1) -> Any:
+    """The first truthy value of ``predicate()``, polled every ``step`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+# --- This process: the publishing side ---------------------------------------------------------
+
+
+def celery_client_reset() -> None:
+    """Makes the publishing side of this process follow a changed ``broker_url``,
+    ``broker_transport_options`` or ``task_routes``, keeping every registered task.
+
+    The app's connection pool and its AMQP helper (producer pool, queues and router, built once
+    from the settings) are dropped and built again on the next publish. ``app.close()`` is not
+    used: it also unregisters the app, and a ``shared_task`` imported after that is never
+    attached to it (``NotRegistered`` on ``delay``). Nor are the old pools force-closed: kombu
+    keeps one pool per broker URL for the whole process and would hand the closed pool back
+    when a later test switches to that URL again ("Acquire on closed pool").
+    """
+    celery_app._pool = None
+    celery_app.__dict__.pop("amqp", None)
+
+
+def unique_queue(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def redis_queue_remove(url: str, queue: str) -> None:
+    """Deletes the queue, its bindings, and messages of it that a killed worker left
+    unacknowledged."""
+    client = redis.Redis.from_url(url)
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+    for tag, payload in (client.hgetall("unacked") or {}).items():
+        if queue.encode() in payload:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+
+
+@contextlib.contextmanager
+def celery_publishing_to(
+    broker_url: str,
+    *,
+    queue: str,
+    task_patterns: Iterable[str],
+    visibility_timeout: int = 300,
+) -> Iterator[None]:
+    """Tasks matching ``task_patterns`` (e.g. ``"payouts.tasks.*"``) published by this process go
+    to ``queue`` on ``broker_url`` meanwhile."""
+    previous = (
+        celery_app.conf.broker_url,
+        celery_app.conf.broker_transport_options,
+        celery_app.conf.task_routes,
+    )
+    celery_app.conf.broker_url = broker_url
+    celery_app.conf.broker_transport_options = {"visibility_timeout": visibility_timeout}
+    celery_app.conf.task_routes = {pattern: {"queue": queue} for pattern in task_patterns}
+    celery_client_reset()
+    try:
+        yield
+    finally:
+        (
+            celery_app.conf.broker_url,
+            celery_app.conf.broker_transport_options,
+            celery_app.conf.task_routes,
+        ) = previous
+        celery_client_reset()
+        redis_queue_remove(broker_url, queue)
+
+
+# --- Other processes: workers (and the fault tests' web servers) ------------------------------
+
+
+def database_url_for_processes(application_name: str = "") -> str:
+    """The pytest test database (``test_<name>``) as a ``DATABASE_URL`` for another process."""
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    query = f"?application_name={application_name}" if application_name else ""
+    return (
+        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        f"/{db['NAME']}{query}"
+    )
+
+
+def worker_environment(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    """This process's environment with the test settings, the test database and a private
+    ``VAR_DIR``; ``overrides`` (e.g. ``CELERY_BROKER_URL``) win."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url_for_processes(),
+        "VAR_DIR": str(tmp_path / "var"),
+        "PYTHONUNBUFFERED": "1",
+        **overrides,
+    }
+
+
+@dataclass
+class Process:
+    """A subprocess in a session of its own (so signals reach all of it), logging to ``log``."""
+
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.alive():
+            os.killpg(self.popen.pid, sig)
+        self.popen.wait(timeout=STOP_SECONDS)
+
+    def stop(self) -> None:
+        """SIGTERM (a Celery worker finishes its task and exits), SIGKILL if it does not."""
+        if not self.alive():
+            return
+        os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def process_start(name: str, command: list[str], *, env: dict[str, str], log_dir: Path) -> Process:
+    log = log_dir / f"{name}.log"
+    with log.open("w") as handle:
+        popen = subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Process(name=name, popen=popen, log=log)
+
+
+def celery_worker_start(name: str, *, queue: str, env: dict[str, str], log_dir: Path) -> Process:
+    """A worker (solo pool, no mingle/gossip/heartbeat) consuming ``queue``, named
+    ``<name>-<random>@<host>``, returned once its log says it is ready (stopped if it never
+    does)."""
+    process = process_start(
+        name,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "-Q",
+            queue,
+            "--pool=solo",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "--loglevel=INFO",
+            "-n",
+            f"{name}-{uuid.uuid4().hex[:6]}@%h",
+        ],
+        env=env,
+        log_dir=log_dir,
+    )
+    try:
+        wait_for(
+            lambda: "ready." in process.output() or not process.alive(),
+            timeout=WORKER_READY_SECONDS,
+            what=f"{name} to start; log:\n{process.output()[-3000:]}",
+        )
+        assert process.alive(), f"{name} exited:\n{process.output()[-3000:]}"
+    except BaseException:
+        process.stop()
+        raise
+    return process
+
+
+@contextlib.contextmanager
+def celery_worker_running(
+    tmp_path: Path,
+    *,
+    broker_url: str,
+    queue_prefix: str,
+    task_patterns: Iterable[str],
+    unavailable: Unavailable,
+    extra_env: dict[str, str] | None = None,
+    name: str = "worker",
+) -> Iterator[Process]:
+    """A ready worker on Redis (``broker_url``) consuming a queue of its own against the test
+    database, while this process publishes the tasks matching ``task_patterns`` to that queue.
+    Its log is ``tmp_path / f"{name}.log"``. Stopped, and the queue removed, afterwards."""
+    redis_require(broker_url, unavailable=unavailable)
+    postgres_require(unavailable=unavailable)
+    queue = unique_queue(queue_prefix)
+    with celery_publishing_to(broker_url, queue=queue, task_patterns=task_patterns):
+        worker = celery_worker_start(
+            name,
+            queue=queue,
+            env=worker_environment(tmp_path, CELERY_BROKER_URL=broker_url, **(extra_env or {})),
+            log_dir=tmp_path,
+        )
+        try:
+            yield worker
+        finally:
+            worker.stop()
