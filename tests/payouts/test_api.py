@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from core.api import pagination
 from core.money import AMOUNT_RULE
 from merchants.models import Mode
 from merchants.services import merchant_create, secret_key_rotate
@@ -350,6 +351,21 @@ def test_list_query_count_does_not_grow_with_the_page(
     with django_assert_num_queries(3):
         response = test_client.get(PAYOUTS_URL, {"limit": 200})
     assert len(response.json()["data"]["items"]) == 60
+
+
+def test_deep_list_page_reads_keys_then_rows(
+    test_client, listed, monkeypatch, django_assert_num_queries
+) -> None:
+    monkeypatch.setattr(pagination, "DEFERRED_JOIN_MIN_OFFSET", 1)
+    with django_assert_num_queries(4):  # key lookup, count, the page's ids, their rows
+        response = test_client.get(PAYOUTS_URL, {"page": 2, "limit": 2})
+    assert list_ids(response) == [listed[2].pk, listed[1].pk]
+    assert set(response.json()["data"]["items"][0]) == PAYOUT_KEYS
+    assert response.json()["data"]["pagination"]["total"] == 5
+    with django_assert_num_queries(4):
+        response = test_client.get(PAYOUTS_URL, {"page": 2, "limit": 1, "status": "successful"})
+    assert list_ids(response) == [listed[0].pk]
+    assert response.json()["data"]["pagination"]["total"] == 2
 
 
 def test_list_pages(test_client, listed) -> None:
