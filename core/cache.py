@@ -52,7 +52,8 @@ def cache_window_hit(
     """``(hits in the current window including this one, hits in the previous window)``.
 
     One round trip on :class:`PooledRedisCache`; any other backend (local memory on the
-    embedded defaults) uses ``add``/``incr``/``get``.
+    embedded defaults) uses ``add``/``incr``/``get``. Pass the backend itself
+    (``caches["default"]``), not the ``django.core.cache.cache`` proxy.
     """
     if isinstance(cache, PooledRedisCache):
         return cache.window_hit(key, timeout=timeout, previous_key=previous_key)

@@ -17,7 +17,7 @@ import math
 import time
 from typing import Any
 
-from django.core.cache import cache as default_cache
+from django.core.cache import caches
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -45,7 +45,7 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
         window = int(now // self.duration)
         elapsed = now - window * self.duration
         current, previous = cache_window_hit(
-            default_cache,
+            caches["default"],
             f"{key}:{window}",
             timeout=2 * self.duration,
             previous_key=f"{key}:{window - 1}",

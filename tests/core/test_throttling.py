@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from typing import Any
 
 import pytest
 import redis
@@ -98,8 +99,18 @@ def test_retry_after_reaches_into_the_next_window_when_this_one_is_full(
 
 
 def test_throttle_counts_in_redis_when_the_cache_is_redis(
-    test_client, tight_rates, settings
+    test_client, tight_rates, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from core.cache import PooledRedisCache
+
+    round_trips: list[str] = []
+    counted = PooledRedisCache.window_hit
+
+    def window_hit(self: PooledRedisCache, key: str, **kwargs: Any) -> tuple[int, int]:
+        round_trips.append(key)
+        return counted(self, key, **kwargs)
+
+    monkeypatch.setattr(PooledRedisCache, "window_hit", window_hit)
     redis_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     settings.CACHES = {
         "default": {
@@ -114,5 +125,6 @@ def test_throttle_counts_in_redis_when_the_cache_is_redis(
         assert test_client.get("/t/unauthorized").status_code == 429
         keys = redis.Redis.from_url(redis_url).keys(f"{settings.CACHES['default']['KEY_PREFIX']}:*")
         assert keys, "the counters live in Redis"
+        assert len(round_trips) == 3, "each request counted in one pipelined round trip"
     finally:
         cache.clear()
