@@ -180,19 +180,14 @@ class Services:
         )
         self.start(
             "web",
-            [
-                str(VENV_BIN / "gunicorn"),
-                "config.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{cfg.port}",
-                "--workers",
-                str(cfg.web_concurrency),
-                "--timeout",
-                "30",
-                "--access-logfile",
-                "-",
-            ],
-            cfg.service_env("benchmarks.bench_settings"),
+            [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "-c", "config/gunicorn.py"],
+            {
+                **cfg.service_env("benchmarks.bench_settings"),
+                "BIND_ADDRESS": "127.0.0.1",
+                "PORT": str(cfg.port),
+                "WEB_CONCURRENCY": str(cfg.web_concurrency),
+                "GUNICORN_TIMEOUT": "30",
+            },
         )
 
     def check_alive(self) -> None:
@@ -1091,7 +1086,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Run {results['finished_at']} on {mach['cores']} cores ({mach['cpu']}), "
         f"{mach['memory_gb']} GB RAM, {results['versions'].get('postgresql', '?')} PostgreSQL, "
         f"Redis {results['versions'].get('redis', '?')}; load average at start "
-        f"{mach['load_average_at_start']}. gunicorn {conf['web_concurrency']} sync workers, "
+        f"{mach['load_average_at_start']}. gunicorn {conf['web_concurrency']} "
+        f"{conf.get('worker_class', 'sync')} workers × {conf.get('worker_threads', 1)} thread, "
         f"Celery {conf['celery_concurrency']} prefork processes, wrk {conf['threads']} threads × "
         f"{conf['connections']} connections, {conf['duration']} s per run (lists: 1 connection, "
         f"{conf['list_duration']} s); commit {results['versions'].get('commit')}.",
@@ -1307,7 +1303,8 @@ def main() -> int:
         "machine": machine(),
         "config": {
             "web_concurrency": cfg.web_concurrency,
-            "worker_class": "sync",
+            "worker_class": os.environ.get("GUNICORN_WORKER_CLASS", "gthread"),
+            "worker_threads": int(os.environ.get("GUNICORN_THREADS", "1")),
             "celery_concurrency": cfg.celery_concurrency,
             "connections": cfg.connections,
             "threads": cfg.threads,
