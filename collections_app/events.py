@@ -192,7 +192,6 @@ def transaction_event_record(
     return event
 
 
-@transaction.atomic
 def payout_event_emit(*, payout: Payout) -> None:
     """Records ``payout.successful`` or ``payout.failed`` for a final payout and enqueues its
     delivery to the merchant's webhook URL for the payout's mode (no callback URL: payouts have
@@ -206,9 +205,7 @@ def payout_event_emit(*, payout: Payout) -> None:
     if event_type is None:
         logger.debug("payout %s is %s: no event", payout.internal_reference, payout.status)
         return
-    if Event.objects.filter(payout_id=payout.pk, event_type=event_type).exists():
-        return
-    try:
+    try:  # the unique constraint on (payout, event type) keeps a second one out
         with transaction.atomic():
             event = _event_record(
                 merchant_id=payout.merchant_id,
@@ -219,7 +216,7 @@ def payout_event_emit(*, payout: Payout) -> None:
                 payout_id=payout.pk,
             )
     except IntegrityError:
-        return  # recorded concurrently by another caller
+        return  # recorded before, or concurrently by another caller
     logger.info(
         "event %s %s recorded for payout %s",
         event.event_id,
