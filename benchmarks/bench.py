@@ -23,6 +23,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import secrets
 import shutil
@@ -298,6 +299,13 @@ def prepare_database(cfg: Config) -> None:
         timeout=1200,
     )
     log(f"seeded in {time.monotonic() - started:.0f}s")
+    # Write the seed's dirty pages out now, not in the background during the measured runs.
+    run(
+        ["psql", "-h", cfg.pg_host, "-p", str(cfg.pg_port), "-U", cfg.pg_user, "-d", cfg.database]
+        + ["-q", "-c", "CHECKPOINT"],
+        timeout=600,
+    )
+    log(f"checkpoint done {time.monotonic() - started:.0f}s after the seed started")
     (WORK / "keys-spread.txt").write_text(
         "\n".join(cfg.key(i) for i in range(1, cfg.wallets + 1)) + "\n"
     )
@@ -446,10 +454,18 @@ def cpu_snapshot(services: Services | None) -> dict[str, Any] | None:
 
     groups = {name: tree(pid) for name, pid in roots.items()}
     pids: dict[int, tuple[str, int]] = {}
-    for pid, (comm, _, ticks, cmdline) in table.items():
+    bench_backends = {
+        pid
+        for pid, (comm, _, _, cmdline) in table.items()
+        if comm == "postgres" and " bench " in f"{cmdline} "
+    }
+    for pid, (_comm, _, ticks, cmdline) in table.items():
         group = next((name for name, members in groups.items() if pid in members), None)
-        if group is None and comm == "postgres" and " bench " in f"{cmdline} ":
-            group = "postgres_bench"
+        leader = re.search(r"parallel worker for PID (\d+)", cmdline)
+        if group is None and (
+            pid in bench_backends or (leader and int(leader.group(1)) in bench_backends)
+        ):
+            group = "postgres_bench"  # a bench backend, or a parallel worker of one
         if group is not None:
             pids[pid] = (group, ticks)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
