@@ -1,11 +1,27 @@
 """The Celery application. Settings come from Django settings under the CELERY_ namespace."""
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("merchant_payments")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _database_connections_recycle(**kwargs: Any) -> None:
+    """Database connections in the worker follow the web's rules: kept for ``CONN_MAX_AGE``,
+    closed when unusable, checked before reuse (``CONN_HEALTH_CHECKS``).
+
+    Celery's Django fixup closes every connection around every task unless
+    ``CELERY_DB_REUSE_MAX`` is set, which cost each task a new PostgreSQL backend.
+    """
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -111,6 +111,10 @@ else:
     }
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# Celery's Django fixup would close the database connections around every task; with this set it
+# does so only every this many tasks, and config.celery_app applies CONN_MAX_AGE and the health
+# checks instead.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
