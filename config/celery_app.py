@@ -15,13 +15,16 @@ app.autodiscover_tasks()
 
 @task_prerun.connect
 @task_postrun.connect
-def _database_connections_recycle(**kwargs: Any) -> None:
+def _database_connections_recycle(task: Any = None, **kwargs: Any) -> None:
     """Database connections in the worker follow the web's rules: kept for ``CONN_MAX_AGE``,
     closed when unusable, checked before reuse (``CONN_HEALTH_CHECKS``).
 
     Celery's Django fixup closes every connection around every task unless
-    ``CELERY_DB_REUSE_MAX`` is set, which cost each task a new PostgreSQL backend.
+    ``CELERY_DB_REUSE_MAX`` is set, which cost each task a new PostgreSQL backend. Eager tasks
+    run inside their caller's request or transaction and leave its connection alone.
     """
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
     from django.db import close_old_connections
 
     close_old_connections()

@@ -38,7 +38,18 @@ def test_a_connection_within_its_max_age_survives_a_task() -> None:
 
 
 def test_an_obsolete_connection_is_closed_after_a_task() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("Django keeps an in-memory SQLite test database open")
     _backend_pid()
     connection.close_at = time.monotonic() - 1  # past CONN_MAX_AGE
     task_postrun.send(sender=None, task_id="t2", task=None)
     assert connection.connection is None
+
+
+def test_an_eager_task_leaves_its_callers_connection_open() -> None:
+    from payouts.tasks import payouts_dispatch_stuck_task
+
+    _backend_pid()
+    connection.close_at = time.monotonic() - 1  # obsolete, yet the caller is still using it
+    payouts_dispatch_stuck_task.apply()
+    assert connection.connection is not None
