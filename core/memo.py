@@ -23,21 +23,23 @@ class LocalMemo(Generic[T]):
 
     def __init__(self, loader: Callable[[], T]) -> None:
         self._loader = loader
-        self._value: T | None = None
-        self._loaded_at: float | None = None
+        # One attribute, replaced whole, so a thread never sees a value from one load paired
+        # with the time of another (gthread workers may run several threads).
+        self._entry: tuple[T, float] | None = None
         _MEMOS.append(self)
 
     def get(self) -> T:
         ttl = float(getattr(settings, "REFERENCE_DATA_LOCAL_SECONDS", 5))
         now = time.monotonic()
-        if self._loaded_at is None or ttl <= 0 or now - self._loaded_at >= ttl:
-            value = self._loader()
-            self._value, self._loaded_at = value, now
-            return value
-        return self._value  # type: ignore[return-value]
+        entry = self._entry
+        if entry is not None and ttl > 0 and now - entry[1] < ttl:
+            return entry[0]
+        value = self._loader()
+        self._entry = (value, now)
+        return value
 
     def clear(self) -> None:
-        self._value, self._loaded_at = None, None
+        self._entry = None
 
 
 def local_memos_clear() -> None:
