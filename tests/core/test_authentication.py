@@ -87,3 +87,12 @@ def test_inactive_merchant_is_refused(test_client: APIClient, merchant_account) 
     merchant_account.merchant.is_active = False
     merchant_account.merchant.save()
     assert test_client.get("/t/unauthorized").status_code == 401
+
+
+def test_key_and_merchant_are_read_in_one_query(test_client, django_assert_num_queries) -> None:
+    with django_assert_num_queries(1) as captured:  # the throttle counts in the cache
+        response = test_client.get("/t/unauthorized")
+    assert response.status_code == 200
+    assert response.json()["data"]["merchant_id"] is not None
+    sql = captured.captured_queries[0]["sql"]
+    assert '"merchants_secretkey"' in sql and '"merchants_merchant"' in sql
