@@ -8,14 +8,12 @@ Adapters keep the raw exchanges for audit and never put the secret key in them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from django.utils import timezone
-
-RAW_BODY_MAX_CHARS = 4000
+from core.provider_exchange import ProviderExchange
 
 
 class ProviderUnavailableError(Exception):
@@ -24,27 +22,6 @@ class ProviderUnavailableError(Exception):
 
 class ProviderRefusedError(Exception):
     """The provider refused the request (4xx); its message says why."""
-
-
-@dataclass(frozen=True)
-class ProviderExchange:
-    operation: str
-    http_status: int | None
-    body: Any
-    error: str = ""
-    at: str = field(default_factory=lambda: timezone.now().isoformat())
-
-    def as_dict(self) -> dict[str, Any]:
-        body = self.body
-        if isinstance(body, str) and len(body) > RAW_BODY_MAX_CHARS:
-            body = body[:RAW_BODY_MAX_CHARS] + "…"
-        return {
-            "operation": self.operation,
-            "http_status": self.http_status,
-            "body": body,
-            "error": self.error,
-            "at": self.at,
-        }
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,12 @@ network trouble: they classify it into a ``TransferOutcome`` and keep the raw ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from django.utils import timezone
-
-RAW_BODY_MAX_CHARS = 4000
+from core.provider_exchange import ProviderExchange
 
 
 class TransferOutcome(StrEnum):
@@ -27,29 +25,6 @@ class TransferOutcome(StrEnum):
     NOT_FOUND = "not_found"  # verify only: the provider has no transfer with this reference
     REJECTED = "rejected"  # initiate only: refused before any transfer existed; no money moved
     NOT_SENT = "not_sent"  # initiate only: the request certainly never reached the provider
-
-
-@dataclass(frozen=True)
-class ProviderExchange:
-    """One raw request/answer pair, kept on the payout for audit (never holds secrets)."""
-
-    operation: str
-    http_status: int | None
-    body: Any
-    error: str = ""
-    at: str = field(default_factory=lambda: timezone.now().isoformat())
-
-    def as_dict(self) -> dict[str, Any]:
-        body = self.body
-        if isinstance(body, str) and len(body) > RAW_BODY_MAX_CHARS:
-            body = body[:RAW_BODY_MAX_CHARS] + "…"
-        return {
-            "operation": self.operation,
-            "http_status": self.http_status,
-            "body": body,
-            "error": self.error,
-            "at": self.at,
-        }
 
 
 @dataclass(frozen=True)

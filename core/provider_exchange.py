@@ -1,0 +1,32 @@
+"""One raw request/answer pair with a third-party provider, kept for audit on the payout or
+collection it concerns. Adapters build it without secrets (no key, no ``Authorization``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import timezone
+
+RAW_BODY_MAX_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class ProviderExchange:
+    operation: str
+    http_status: int | None
+    body: Any
+    error: str = ""
+    at: str = field(default_factory=lambda: timezone.now().isoformat())
+
+    def as_dict(self) -> dict[str, Any]:
+        body = self.body
+        if isinstance(body, str) and len(body) > RAW_BODY_MAX_CHARS:
+            body = body[:RAW_BODY_MAX_CHARS] + "…"
+        return {
+            "operation": self.operation,
+            "http_status": self.http_status,
+            "body": body,
+            "error": self.error,
+            "at": self.at,
+        }
