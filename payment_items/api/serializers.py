@@ -55,26 +55,12 @@ class PaymentItemListOutputSerializer(serializers.Serializer):
     delete_at = serializers.DateTimeField(allow_null=True)
 
 
-class PaymentItemDetailOutputSerializer(serializers.Serializer):
-    """The detail view of a payment item (also embedded in status check and search)."""
+class PaymentItemDetailOutputSerializer(PaymentItemListOutputSerializer):
+    """The detail view of a payment item (also embedded in status check and search): the list
+    view with full category details and the editing flags."""
 
-    id = serializers.IntegerField()
-    core_service_business_id = serializers.IntegerField(source="business_id")
-    name = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
-    amount = MoneyField()
-    form_data = FormFieldOutputSerializer(many=True)
-    is_enumerated_data = serializers.BooleanField()
-    transaction_split_code = serializers.CharField(allow_blank=True)
-    category = serializers.IntegerField(source="category_id")
     category_details = CategoryDetailsSerializer(source="category")
-    sub_category = serializers.IntegerField(source="sub_category_id")
     sub_category_details = SubCategoryDetailsSerializer(source="sub_category")
-    status = serializers.IntegerField()
-    is_deleted = serializers.BooleanField()
-    allow_quick_print = serializers.BooleanField()
     can_edit_item = serializers.BooleanField()
     show_on_agent_app = serializers.BooleanField()
-    created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
-    delete_at = serializers.DateTimeField(allow_null=True)
