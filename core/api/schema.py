@@ -20,6 +20,7 @@ _ERROR_DESCRIPTIONS = {
     405: "Method not allowed",
     409: "Conflict",
     413: "Request body too large",
+    415: "Unsupported media type (send application/json)",
     429: "Rate limit exceeded",
     500: "Internal server error",
     503: "Temporarily unavailable",
@@ -72,6 +73,8 @@ class EnvelopeAutoSchema(AutoSchema):
         else:
             responses.setdefault("403", _error_response(403, FORBIDDEN_BARE_REF))
         extra = set(getattr(self.view, "error_statuses", ())) | {400, 405, 413, 429, 500}
+        if "requestBody" in operation:
+            extra.add(415)  # a body in a media type the route does not parse
         for status_code in sorted(extra):
             responses.setdefault(str(status_code), _error_response(status_code, ERROR_ENVELOPE_REF))
         return operation
