@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from core.fields import FixedPointField, MoneyField
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
@@ -55,17 +56,15 @@ class CollectionFeeSchedule(models.Model):
 
     name = models.CharField(max_length=100)
     currency = models.CharField(max_length=3, default=CURRENCY_NGN)
-    percentage_rate = models.DecimalField(
-        max_digits=5, decimal_places=2, help_text="Percent of the amount, e.g. 1.50"
+    percentage_rate = FixedPointField(
+        decimal_places=2, help_text="Percent of the amount, e.g. 1.50"
     )
-    flat_fee = models.DecimalField(max_digits=20, decimal_places=2, default=Decimal("0.00"))
-    flat_fee_waiver_below = models.DecimalField(
-        max_digits=20,
-        decimal_places=2,
+    flat_fee = MoneyField(default=Decimal("0.00"))
+    flat_fee_waiver_below = MoneyField(
         default=Decimal("0.00"),
         help_text="The flat fee is not charged when the amount is below this",
     )
-    fee_cap = models.DecimalField(max_digits=20, decimal_places=2, null=True, blank=True)
+    fee_cap = MoneyField(null=True, blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -134,10 +133,10 @@ class CollectionTransaction(models.Model):
         max_length=20, choices=PaymentType.choices, default=PaymentType.PAYMENT_ITEM
     )
     currency = models.CharField(max_length=3, default=CURRENCY_NGN)
-    amount = models.DecimalField(max_digits=20, decimal_places=2)
-    transaction_fee = models.DecimalField(max_digits=20, decimal_places=2)
-    amount_to_be_paid = models.DecimalField(max_digits=20, decimal_places=2)
-    amount_paid = models.DecimalField(max_digits=20, decimal_places=2, default=Decimal("0.00"))
+    amount = MoneyField()
+    transaction_fee = MoneyField()
+    amount_to_be_paid = MoneyField()
+    amount_paid = MoneyField(default=Decimal("0.00"))
     payment_status = models.CharField(
         max_length=10, choices=PaymentStatus.choices, default=PaymentStatus.PENDING
     )
@@ -205,7 +204,7 @@ class TransactionSplitEntry(models.Model):
     subaccount = models.ForeignKey(
         "payment_items.Subaccount", on_delete=models.PROTECT, related_name="+"
     )
-    share = models.DecimalField(max_digits=20, decimal_places=2)
+    share = MoneyField()
 
     class Meta:
         ordering = ["id"]
@@ -229,7 +228,7 @@ class TransactionAttempt(models.Model):
     source = models.CharField(max_length=20, choices=ConfirmationSource.choices)
     gateway_reference = models.CharField(max_length=100, null=True, blank=True)
     gateway_used = models.CharField(max_length=50, null=True, blank=True)
-    amount_paid = models.DecimalField(max_digits=20, decimal_places=2, null=True, blank=True)
+    amount_paid = MoneyField(null=True, blank=True)
     status_before = models.CharField(max_length=10, choices=PaymentStatus.choices)
     applied = models.BooleanField()
     note = models.CharField(max_length=255, blank=True, default="")

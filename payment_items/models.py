@@ -26,6 +26,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
+from core.fields import FixedPointField, MoneyField
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 from payment_items.validators import validate_form_data
@@ -190,8 +191,7 @@ class TransactionSplit(MerchantScoped):
 class TransactionSplitShare(models.Model):
     split = models.ForeignKey(TransactionSplit, on_delete=models.CASCADE, related_name="shares")
     subaccount = models.ForeignKey(Subaccount, on_delete=models.PROTECT, related_name="+")
-    share = models.DecimalField(
-        max_digits=20,
+    share = FixedPointField(
         decimal_places=2,
         help_text="A percent (0-100) for percentage splits, an amount in naira for flat splits",
     )
@@ -234,9 +234,7 @@ class PaymentItem(MerchantScoped, SoftDeletable):
     business = models.ForeignKey(Business, on_delete=models.PROTECT, related_name="payment_items")
     name = models.CharField(max_length=200)
     description = models.TextField(null=True, blank=True)
-    amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=2,
+    amount = MoneyField(
         default=Decimal("0.00"),
         help_text="Fixed price; 0 means the payer chooses the amount",
     )

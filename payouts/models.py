@@ -9,20 +9,16 @@ provider's raw answers are kept for audit; manual resolutions by finance staff a
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from core.fields import MoneyField
 from core.money import CURRENCY_NGN
 from merchants.models import Mode
 
 ZERO = Decimal("0.00")
-
-
-def _money(**kwargs: Any) -> models.DecimalField:
-    return models.DecimalField(max_digits=20, decimal_places=2, **kwargs)
 
 
 class PayoutStatus(models.TextChoices):
@@ -66,9 +62,9 @@ class Payout(models.Model):
     bank_id = models.IntegerField(help_text="wallets.Bank primary key")
 
     currency = models.CharField(max_length=3, default=CURRENCY_NGN)
-    amount = _money()
-    fee_amount = _money(default=ZERO)
-    total_debit_amount = _money()
+    amount = MoneyField()
+    fee_amount = MoneyField(default=ZERO)
+    total_debit_amount = MoneyField()
     status = models.CharField(
         max_length=12, choices=PayoutStatus.choices, default=PayoutStatus.RESERVED
     )
@@ -184,7 +180,7 @@ class SandboxTransfer(models.Model):
 
     reference = models.CharField(max_length=40, unique=True)
     account_number = models.CharField(max_length=10)
-    amount = _money()
+    amount = MoneyField()
     outcome = models.CharField(max_length=12)
     transfer_code = models.CharField(max_length=40, unique=True)
     initiate_count = models.PositiveIntegerField(default=1)

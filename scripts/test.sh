@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: lint, format check and the whole pytest suite.
+# `make test`: lint, format check and the whole pytest suite, on both backends.
 # Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
-# else SQLite. Redis for the end-to-end queue tests: TEST_REDIS_URL, default 127.0.0.1:6379/15.
+# else SQLite. When the first pass ran on PostgreSQL, a second pass runs the suite again on the
+# embedded SQLite default (money must be exact on both); MAKE_TEST_ONE_BACKEND=1 skips it.
+# Redis for the end-to-end queue tests: TEST_REDIS_URL, default 127.0.0.1:6379/15.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -30,4 +32,10 @@ export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-exec $PY -m pytest "$@"
+status=0
+$PY -m pytest "$@" || status=$?
+if [[ "${DATABASE_URL:-}" == postgres* ]] && [ -z "${MAKE_TEST_ONE_BACKEND:-}" ]; then
+  echo "make test: second pass on the embedded default, SQLite"
+  env -u DATABASE_URL -u REQUIRE_POSTGRES $PY -m pytest "$@" || status=$?
+fi
+exit $status

@@ -13,7 +13,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core.money import AmountError, format_amount, parse_amount
+from core.money import (
+    MAX_AMOUNT,
+    AmountError,
+    format_amount,
+    minor_units_from_decimal,
+    parse_amount,
+)
 from payouts.services import payout_fingerprint
 
 PROPERTY_SETTINGS = settings(
@@ -24,8 +30,9 @@ PROPERTY_SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
-MAX_CENTS = 10**18 - 1  # 16 integer digits and two decimals
+MAX_CENTS = minor_units_from_decimal(MAX_AMOUNT)  # the largest amount one request may carry
 cents = st.integers(min_value=1, max_value=MAX_CENTS)
+cents_over_the_limit = st.integers(min_value=MAX_CENTS + 1, max_value=10**18 - 1)
 
 
 def _amount(cents_value: int) -> Decimal:
@@ -56,6 +63,14 @@ def test_every_spelling_of_an_amount_parses_to_the_same_two_place_decimal(value:
         assert parsed == amount
         assert parsed.as_tuple().exponent == -2
         assert format_amount(parsed) == format_amount(amount)
+
+
+@PROPERTY_SETTINGS
+@given(cents_over_the_limit)
+def test_every_amount_above_the_limit_is_refused_however_written(value: int) -> None:
+    for spelling in _spellings(_amount(value)):
+        with pytest.raises(AmountError, match="must not exceed"):
+            parse_amount(spelling)
 
 
 @PROPERTY_SETTINGS

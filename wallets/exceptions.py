@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.exceptions import ApplicationError, ConflictError
+from core.money import MAX_WALLET_BALANCE
 
 WALLET_INACTIVE_MESSAGE = "merchant wallet is not active"
 INSUFFICIENT_BALANCE_MESSAGE = "insufficient available wallet balance"
@@ -33,3 +34,15 @@ class FundingReferenceConflictError(ConflictError):
         self, message: str = "funding reference already used for a different transfer"
     ) -> None:
         super().__init__(message)
+
+
+class WalletBalanceLimitError(ApplicationError):
+    """A credit would take available plus reserved balance past ``MAX_WALLET_BALANCE``."""
+
+    def __init__(
+        self,
+        message: str = (
+            f"amount: the wallet balance would exceed its limit of {MAX_WALLET_BALANCE}"
+        ),
+    ) -> None:
+        super().__init__(message, status=400)

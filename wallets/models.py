@@ -12,14 +12,11 @@ from typing import Any
 from django.db import models
 from django.db.models import Q
 
+from core.fields import MoneyField
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
 ZERO = Decimal("0.00")
-
-
-def _money(**kwargs: Any) -> models.DecimalField:
-    return models.DecimalField(max_digits=20, decimal_places=2, **kwargs)
 
 
 class WalletStatus(models.TextChoices):
@@ -36,8 +33,8 @@ class Wallet(models.Model):
     status = models.CharField(
         max_length=10, choices=WalletStatus.choices, default=WalletStatus.ACTIVE
     )
-    available_balance = _money(default=ZERO)
-    reserved_balance = _money(default=ZERO)
+    available_balance = MoneyField(default=ZERO)
+    reserved_balance = MoneyField(default=ZERO)
     static_account_number = models.CharField(max_length=10, unique=True)
     static_bank_name = models.CharField(max_length=100)
     static_account_name = models.CharField(max_length=200)
@@ -94,12 +91,12 @@ class LedgerEntry(models.Model):
 
     wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="ledger_entries")
     entry_type = models.CharField(max_length=20, choices=LedgerEntryType.choices)
-    amount = _money()
-    fee_amount = _money(default=ZERO)
-    available_delta = _money()
-    reserved_delta = _money()
-    available_balance_after = _money()
-    reserved_balance_after = _money()
+    amount = MoneyField()
+    fee_amount = MoneyField(default=ZERO)
+    available_delta = MoneyField()
+    reserved_delta = MoneyField()
+    available_balance_after = MoneyField()
+    reserved_balance_after = MoneyField()
     reference = models.CharField(max_length=100, db_index=True)
     payout_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     description = models.CharField(max_length=255, blank=True, default="")
@@ -179,9 +176,9 @@ class FeeTier(models.Model):
     """Flat fee for payout amounts in ``[min_amount, max_amount]`` (no upper bound when null)."""
 
     schedule = models.ForeignKey(FeeSchedule, on_delete=models.CASCADE, related_name="tiers")
-    min_amount = _money()
-    max_amount = _money(null=True, blank=True)
-    fee_amount = _money()
+    min_amount = MoneyField()
+    max_amount = MoneyField(null=True, blank=True)
+    fee_amount = MoneyField()
 
     class Meta:
         ordering = ["schedule", "min_amount"]
@@ -215,7 +212,7 @@ class FundingTransfer(models.Model):
     ledger_entry = models.OneToOneField(
         LedgerEntry, on_delete=models.PROTECT, related_name="funding_transfer"
     )
-    amount = _money()
+    amount = MoneyField()
     currency = models.CharField(max_length=3, default=CURRENCY_NGN)
     source = models.CharField(max_length=20, choices=FundingSource.choices)
     receiving_account_number = models.CharField(max_length=10)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import F, Prefetch, Q, QuerySet, Sum, Window
-from django.db.models.functions import Round
 from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
@@ -72,8 +71,7 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         captured_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_DEBIT)),
     )
     fresh = Wallet.objects.values("available_balance", "reserved_balance").get(pk=wallet.pk)
-    # round_amount: SQLite sums decimals as floats; PostgreSQL sums are exact already.
-    sums = {name: round_amount(value or ZERO) for name, value in sums.items()}
+    sums = {name: value or ZERO for name, value in sums.items()}
     return WalletTotals(
         funded=sums["funded"],
         captured=sums["captured_amount"] + sums["captured_fee"],
@@ -103,8 +101,8 @@ class WalletReconciliation:
 def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QuerySet[Wallet]:
     """Every wallet annotated with the sums of its ledger deltas (one query)."""
     queryset = Wallet.objects.order_by("pk").annotate(
-        ledger_available=Sum("ledger_entries__available_delta", default=ZERO),
-        ledger_reserved=Sum("ledger_entries__reserved_delta", default=ZERO),
+        ledger_available=Sum("ledger_entries__available_delta", default=0),
+        ledger_reserved=Sum("ledger_entries__reserved_delta", default=0),
     )
     if wallet_ids is not None:
         queryset = queryset.filter(pk__in=wallet_ids)
@@ -116,9 +114,8 @@ def ledger_snapshot_mismatch_count() -> int:
     deltas (in entry order). Two queries, computed in the database."""
     window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
     consistent = LedgerEntry.objects.annotate(
-        # Round(): SQLite sums decimals as floats; PostgreSQL sums are exact already.
-        running_available=Round(Window(Sum("available_delta"), **window), 2),
-        running_reserved=Round(Window(Sum("reserved_delta"), **window), 2),
+        running_available=Window(Sum("available_delta"), **window),
+        running_reserved=Window(Sum("reserved_delta"), **window),
     ).filter(
         running_available=F("available_balance_after"),
         running_reserved=F("reserved_balance_after"),

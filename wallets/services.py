@@ -15,12 +15,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from core.exceptions import ApplicationError, NotFoundError
-from core.money import CURRENCY_NGN, TWO_PLACES
+from core.money import CURRENCY_NGN, MAX_AMOUNT, MAX_WALLET_BALANCE, TWO_PLACES
 from merchants.models import Mode
 from wallets.exceptions import (
     FundingReferenceConflictError,
     InsufficientBalanceError,
     InsufficientReservedBalanceError,
+    WalletBalanceLimitError,
     WalletInactiveError,
 )
 from wallets.models import (
@@ -139,6 +140,8 @@ def _require_positive(amount: Decimal, *, name: str = "amount") -> Decimal:
         raise ApplicationError(f"{name}: must have at most two decimal places")
     if amount <= 0:
         raise ApplicationError(f"{name}: must be greater than zero")
+    if amount > MAX_AMOUNT:
+        raise ApplicationError(f"{name}: must not exceed {MAX_AMOUNT}")
     return amount.quantize(TWO_PLACES)
 
 
@@ -163,11 +166,15 @@ def _ledger_write(
     description: str = "",
 ) -> LedgerEntry:
     """Applies the deltas to the locked wallet and records the entry; same transaction."""
-    wallet.available_balance += available_delta
-    wallet.reserved_balance += reserved_delta
-    if wallet.available_balance < 0 or wallet.reserved_balance < 0:
+    available_after = wallet.available_balance + available_delta
+    reserved_after = wallet.reserved_balance + reserved_delta
+    if available_after < 0 or reserved_after < 0:
         # The service checks make this unreachable; the CHECK constraints are the backstop.
         raise RuntimeError("wallet balance would become negative")
+    if available_after + reserved_after > MAX_WALLET_BALANCE:
+        raise WalletBalanceLimitError()
+    wallet.available_balance = available_after
+    wallet.reserved_balance = reserved_after
     wallet.save(update_fields=["available_balance", "reserved_balance", "updated_at"])
     return LedgerEntry.objects.create(
         wallet=wallet,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import requests
@@ -31,6 +31,7 @@ from collections_app.providers.base import (
     VerifiedStatus,
     VerifiedTransaction,
 )
+from core.money import minor_units_from_decimal, minor_units_to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +54,16 @@ def paystack_signature_valid(raw_body: bytes, signature: str, *, secret_key: str
 
 
 def _kobo(amount: Decimal) -> int:
-    return int((amount * 100).to_integral_value())
+    return minor_units_from_decimal(amount)
 
 
 def _naira(kobo: Any) -> Decimal | None:
-    try:
-        return (Decimal(str(kobo)) / 100).quantize(Decimal("0.01"))
-    except (InvalidOperation, ValueError, TypeError):
+    """Paystack's integer kobo as naira; anything else (a float, a fraction of a kobo) is None."""
+    if isinstance(kobo, str) and kobo.isascii() and kobo.isdigit():
+        kobo = int(kobo)
+    if isinstance(kobo, bool) or not isinstance(kobo, int):
         return None
+    return minor_units_to_decimal(kobo)
 
 
 class PaystackCollectionProvider:

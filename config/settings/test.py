@@ -15,3 +15,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not Django's shared in-memory database: threads in the concurrency tests then
+    # meet the same WAL file and IMMEDIATE transactions as the embedded default does.
+    from config.settings.base import VAR_DIR  # noqa: E402
+
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}

@@ -26,6 +26,7 @@ import requests
 from django.conf import settings
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
+from core.money import minor_units_from_decimal
 from payouts.providers.base import (
     ProviderExchange,
     TransferOutcome,
@@ -64,7 +65,7 @@ def _never_connected(error: requests.RequestException) -> bool:
 
 
 def _kobo(amount: Decimal) -> int:
-    return int((amount * 100).to_integral_value())
+    return minor_units_from_decimal(amount)
 
 
 class _Answer:

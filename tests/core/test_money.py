@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.money import AmountError, format_amount, parse_amount
+from core.money import MAX_AMOUNT, AmountError, format_amount, parse_amount
 
 
 @pytest.mark.parametrize(
@@ -17,7 +17,8 @@ from core.money import AmountError, format_amount, parse_amount
         ("100.5", Decimal("100.50")),
         ("2500.50", Decimal("2500.50")),
         ("0.01", Decimal("0.01")),
-        ("9999999999999999.99", Decimal("9999999999999999.99")),
+        ("1000000000000", Decimal("1000000000000.00")),
+        ("1000000000000.00", Decimal("1000000000000.00")),
     ],
 )
 def test_parse_amount_accepts(raw: str, expected: Decimal) -> None:
@@ -64,7 +65,7 @@ def test_zero_allowed_only_when_asked() -> None:
     assert parse_amount("0", allow_zero=True) == Decimal("0.00")
 
 
-@given(st.decimals(min_value=Decimal("0.01"), max_value=Decimal("1e15"), places=2))
+@given(st.decimals(min_value=Decimal("0.01"), max_value=MAX_AMOUNT, places=2))
 def test_format_then_parse_round_trips(amount: Decimal) -> None:
     assert parse_amount(format_amount(amount)) == amount
 
@@ -77,3 +78,9 @@ def test_parse_amount_never_raises_anything_but_amount_error(raw: str) -> None:
         return
     assert result > 0
     assert result == result.quantize(Decimal("0.01"))
+
+
+@pytest.mark.parametrize("raw", ["1000000000000.01", "9999999999999999.99", "5000000000000"])
+def test_parse_amount_refuses_amounts_above_the_limit(raw: str) -> None:
+    with pytest.raises(AmountError, match="must not exceed 1000000000000.00"):
+        parse_amount(raw)

@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from core.money import round_amount
 from wallets.selectors import ledger_snapshot_mismatch_count, wallet_reconciliation_list
 
 PROGRESS_THRESHOLD = 50
@@ -40,9 +39,6 @@ class Command(BaseCommand):
         step = max(1, total // (100 if interactive else 10))
         mismatched = []
         for done, wallet in enumerate(wallets.iterator(chunk_size=500), start=1):
-            # round_amount: SQLite sums decimals as floats; PostgreSQL sums are exact already.
-            wallet.ledger_available = round_amount(wallet.ledger_available)
-            wallet.ledger_reserved = round_amount(wallet.ledger_reserved)
             if (
                 wallet.available_balance != wallet.ledger_available
                 or wallet.reserved_balance != wallet.ledger_reserved

@@ -1,0 +1,155 @@
+"""Migration operations shared by every app.
+
+``ConvertToMinorUnits`` turns decimal money columns into ``FixedPointField``/``MoneyField``
+integer columns (kobo), converting every existing row exactly:
+
+* PostgreSQL: one ``ALTER TABLE`` whose ``USING round(column * 100)::bigint`` runs in numeric
+  arithmetic, so ``1.13`` becomes ``113`` with no intermediate float.
+* SQLite: ``UPDATE ... SET column = ROUND(column * 100)``, then one table rebuild into integer
+  columns. SQLite kept those decimals as binary floats, so ``1.13`` was ``1.12999…``; the
+  rounding recovers the two-place value exactly for every amount of up to 15 significant digits
+  (every amount under ``MAX_AMOUNT``).
+
+Run it between ``RemoveConstraint`` and ``AddConstraint`` operations for the model's CHECK
+constraints: a constraint with a literal (``percentage_rate <= 100``) means something else once
+the column counts hundredths, and rows are rewritten while it is gone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import ProjectState
+
+
+class ConvertToMinorUnits(migrations.operations.base.Operation):
+    """Alters ``fields`` (name -> new ``FixedPointField``) of one model, scaling every value."""
+
+    reversible = True
+
+    def __init__(self, model_name: str, fields: dict[str, models.Field]) -> None:
+        self.model_name = model_name
+        self.fields = fields
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return (
+            self.__class__.__qualname__,
+            [],
+            {"model_name": self.model_name, "fields": self.fields},
+        )
+
+    @property
+    def model_name_lower(self) -> str:
+        return self.model_name.lower()
+
+    def state_forwards(self, app_label: str, state: ProjectState) -> None:
+        for name, field in self.fields.items():
+            state.alter_field(app_label, self.model_name_lower, name, field, True)
+
+    def _pairs(
+        self, app_label: str, from_state: ProjectState, to_state: ProjectState
+    ) -> tuple[type[models.Model], type[models.Model], list[tuple[Any, Any]]]:
+        from_model = from_state.apps.get_model(app_label, self.model_name)
+        to_model = to_state.apps.get_model(app_label, self.model_name)
+        pairs = [
+            (from_model._meta.get_field(name), to_model._meta.get_field(name))
+            for name in self.fields
+        ]
+        return from_model, to_model, pairs
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        from_model, to_model, pairs = self._pairs(app_label, from_state, to_state)
+        if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
+            return
+        quote = schema_editor.quote_name
+        table = quote(to_model._meta.db_table)
+        if schema_editor.connection.vendor == "postgresql":
+            clauses = [
+                f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(schema_editor.connection)} "
+                f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
+                for old, new in pairs
+            ]
+            schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+            return
+        assignments = ", ".join(
+            f"{quote(old.column)} = ROUND({quote(old.column)} * {10**new.decimal_places})"
+            for old, new in pairs
+        )
+        schema_editor.execute(f"UPDATE {table} SET {assignments}", params=None)  # noqa: S608
+        self._alter_columns(schema_editor, from_model, pairs)
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        # Backwards, ``from_state`` holds the integer fields and ``to_state`` the decimals.
+        integer_model, decimal_model, pairs = self._pairs(app_label, from_state, to_state)
+        if not self.allow_migrate_model(schema_editor.connection.alias, decimal_model):
+            return
+        quote = schema_editor.quote_name
+        table = quote(decimal_model._meta.db_table)
+        if schema_editor.connection.vendor == "postgresql":
+            clauses = [
+                f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(schema_editor.connection)} "
+                f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
+                for new, old in pairs
+            ]
+            schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+            return
+        self._alter_columns(schema_editor, integer_model, pairs)
+        assignments = ", ".join(
+            f"{quote(old.column)} = {quote(old.column)} / {10**new.decimal_places}.0"
+            for new, old in pairs
+        )
+        schema_editor.execute(f"UPDATE {table} SET {assignments}", params=None)  # noqa: S608
+
+    @staticmethod
+    def _alter_columns(
+        schema_editor: BaseDatabaseSchemaEditor,
+        model: type[models.Model],
+        pairs: list[tuple[Any, Any]],
+    ) -> None:
+        if schema_editor.connection.vendor == "sqlite":
+            # One rebuild for all columns: SQLite's own alter_field rebuilds the table per call.
+            schema_editor._remake_table(model, alter_fields=pairs)  # type: ignore[attr-defined]
+            return
+        for old, new in pairs:
+            schema_editor.alter_field(model, old, new)
+
+    def describe(self) -> str:
+        return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"{self.model_name_lower}_minor_units"
+
+
+def minor_units_operations(
+    model_name: str,
+    fields: dict[str, models.Field],
+    check_constraints: list[models.CheckConstraint],
+) -> list[migrations.operations.base.Operation]:
+    """The model's CHECK constraints dropped, its ``fields`` converted, the constraints added
+    again (compiled against the integer columns)."""
+    return [
+        *(
+            migrations.RemoveConstraint(model_name=model_name, name=constraint.name)
+            for constraint in check_constraints
+        ),
+        ConvertToMinorUnits(model_name=model_name, fields=fields),
+        *(
+            migrations.AddConstraint(model_name=model_name, constraint=constraint)
+            for constraint in check_constraints
+        ),
+    ]
