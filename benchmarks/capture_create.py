@@ -26,6 +26,8 @@ from pathlib import Path
 
 import django
 
+from core.money import minor_units_from_decimal
+
 PAYOUTS_PATH = "/api/v1/transactions/in/merchant-wallet/payouts"
 
 
@@ -61,8 +63,10 @@ def build_script(
     """The pgbench script for one create, from the statements the ORM sent."""
     if merchant_id != wallet_id:
         raise CaptureError("the bench data gives test wallet i to merchant i")
-    available, reserved = balances_before
-    available_after, reserved_after = str(available - total_debit), str(reserved + total_debit)
+    # The columns hold integer kobo, so the captured SQL carries kobo too.
+    available, reserved = (minor_units_from_decimal(balance) for balance in balances_before)
+    debit = minor_units_from_decimal(total_debit)
+    available_after, reserved_after = str(available - debit), str(reserved + debit)
     ident = rf"\b{wallet_id}\b"
     lines = [
         "-- M1: the SQL of one payout create, captured from the ORM (benchmarks/capture_create.py)",
@@ -104,13 +108,13 @@ def build_script(
             sql = _replace(
                 sql,
                 f'"available_balance" = {available_after}',
-                f'"available_balance" = :w_available_balance - {total_debit}',
+                f'"available_balance" = :w_available_balance - {debit}',
                 what="the new available balance",
             )
             sql = _replace(
                 sql,
                 f'"reserved_balance" = {reserved_after}',
-                f'"reserved_balance" = :w_reserved_balance + {total_debit}',
+                f'"reserved_balance" = :w_reserved_balance + {debit}',
                 what="the new reserved balance",
             )
         elif upper.startswith('INSERT INTO "WALLETS_LEDGERENTRY"'):
@@ -120,7 +124,7 @@ def build_script(
             sql = _replace(
                 sql,
                 f" {available_after}, {reserved_after},",
-                f" :w_available_balance - {total_debit}, :w_reserved_balance + {total_debit},",
+                f" :w_available_balance - {debit}, :w_reserved_balance + {debit},",
                 what="the balance-after snapshots",
             )
             sql = _replace(sql, rf", {payout_id}, ", ", :p_id, ", what="the payout id", regex=True)

@@ -8,10 +8,12 @@
 -- have left them: reconcile_wallets passes on this data.
 \set ON_ERROR_STOP on
 \set list_id (:n_wallets + 1)
-\set funded 1000000000000.00
-\set amount 1000.00
-\set fee 10.00
-\set total 1010.00
+-- Money columns hold integer kobo (core.fields.MoneyField): ₦1,000,000,000,000.00 funded,
+-- payouts of ₦1,000.00 with a ₦10.00 fee.
+\set funded 100000000000000
+\set amount 100000
+\set fee 1000
+\set total 101000
 BEGIN;
 SET LOCAL synchronous_commit = off;
 

@@ -15,7 +15,7 @@ from django import forms
 from django.core import checks, exceptions
 from django.db import models
 
-from core.money import minor_units_from_decimal, minor_units_to_decimal
+from core.money import MAX_AMOUNT, minor_units_from_decimal, minor_units_to_decimal
 
 BIGINT_MAX = 2**63 - 1
 
@@ -115,6 +115,10 @@ class MoneyField(FixedPointField):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["decimal_places"] = 2
         super().__init__(*args, **kwargs)
+
+    def formfield(self, **kwargs: Any) -> forms.Field:
+        # An amount typed in the back office obeys the same limit as one sent to the API.
+        return super().formfield(**{"max_value": MAX_AMOUNT, **kwargs})
 
     def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from collections_app.models import Channel, CollectionTransaction
 from collections_app.services import CONFIRMATION_OUTCOMES, CustomerInfo, SubaccountAmount
 from core.api.fields import AmountField, MoneyField, StrictSerializer
+from core.money import MAX_AMOUNT
 from payment_items.api.serializers import PaymentItemDetailOutputSerializer
 
 MAX_PAYMENT_ITEM_ID_DIGITS = 18
@@ -114,7 +115,7 @@ class CustomerInfoInputSerializer(StrictObjectSerializer):
 
 class SubaccountInputSerializer(StrictObjectSerializer):
     account_code = StrictCharField(max_length=30)
-    amount = StrictIntegerField(min_value=1, max_value=10**16)
+    amount = StrictIntegerField(min_value=1, max_value=int(MAX_AMOUNT))
 
 
 class TransactionInitializeInputSerializer(StrictSerializer):

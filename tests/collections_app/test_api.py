@@ -196,6 +196,17 @@ def test_variable_item_accepts_any_positive_amount(
     assert (data["transaction_fee"], data["amount_to_be_paid"]) == (fee, total)
 
 
+@pytest.mark.parametrize("amount", ["1000000000000.01", "9999999999999999.99"])
+def test_an_amount_above_the_limit_is_a_400_naming_it(
+    test_client: APIClient, variable_item, amount: str
+) -> None:
+    response = post(test_client, initialize_payload(variable_item, amount=amount))
+    body = response.json()
+    assert response.status_code == 400, body
+    assert body["message"] == "amount: must not exceed 1000000000000.00"
+    assert CollectionTransaction.objects.count() == 0
+
+
 def test_payment_item_id_may_be_an_integer(test_client: APIClient, fixed_item) -> None:
     response = post(test_client, initialize_payload(fixed_item, payment_item_id=fixed_item.pk))
     assert response.status_code == 200

@@ -250,6 +250,8 @@ def test_name_enquiry_unavailable_is_503_with_retry_after(
             {"amount": "NaN"},
             f"amount: {AMOUNT_RULE}",
         ),
+        ({"amount": "1000000000000.01"}, "amount: must not exceed 1000000000000.00"),
+        ({"amount": "9999999999999999.99"}, "amount: must not exceed 1000000000000.00"),
         ({"narration": "x" * 256}, "narration: Ensure this field has no more than 255 characters."),
         ({"idempotency_key": ...}, "idempotency_key: This field is required."),
         ({"idempotency_key": ""}, "idempotency_key: This field may not be blank."),

@@ -560,3 +560,24 @@ def test_notification_in_another_currency_is_refused(post_funding, live_wallet) 
 def test_notification_with_malformed_json_is_refused(post_funding) -> None:
     response = post_funding(b"{not json")
     assert _error(response, 400) == "Malformed JSON body"
+
+
+def test_a_notification_past_the_wallet_limit_is_a_400_naming_the_amount(
+    post_funding, live_wallet
+) -> None:
+    from core.money import MAX_WALLET_BALANCE
+    from wallets.models import Wallet
+
+    Wallet.objects.filter(pk=live_wallet.pk).update(available_balance=MAX_WALLET_BALANCE)
+    response = post_funding(_notification(live_wallet, amount="0.01"))
+    assert _error(response, 400).startswith("amount: the wallet balance would exceed its limit")
+    assert not FundingTransfer.objects.exists()
+    Wallet.objects.filter(pk=live_wallet.pk).update(available_balance=Decimal("0.00"))
+    assert post_funding(_notification(live_wallet)).status_code == 200
+
+
+@pytest.mark.parametrize("amount", ["1000000000000.01", "9999999999999999.99"])
+def test_a_notification_above_the_amount_limit_is_a_400(post_funding, live_wallet, amount) -> None:
+    response = post_funding(_notification(live_wallet, amount=amount))
+    assert "must not exceed 1000000000000.00" in _error(response, 400)
+    assert not FundingTransfer.objects.exists()

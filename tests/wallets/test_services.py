@@ -254,3 +254,45 @@ def test_test_and_live_wallets_are_independent(test_wallet, live_wallet, fund) -
     live_wallet.refresh_from_db()
     assert live_wallet.mode == Mode.LIVE
     assert live_wallet.available_balance == D("0.00")
+
+
+# --- Limits ------------------------------------------------------------------------------------
+
+
+def _wallet_near_the_limit(wallet, *, headroom: Decimal):
+    """A wallet whose balance is ``headroom`` short of the limit (its ledger is not the point)."""
+    from core.money import MAX_WALLET_BALANCE
+    from wallets.models import Wallet
+
+    Wallet.objects.filter(pk=wallet.pk).update(available_balance=MAX_WALLET_BALANCE - headroom)
+    wallet.refresh_from_db()
+    return wallet
+
+
+def test_funding_past_the_wallet_limit_is_a_400_and_the_wallet_stays_usable(test_wallet) -> None:
+    from core.money import MAX_WALLET_BALANCE
+    from wallets.exceptions import WalletBalanceLimitError
+
+    wallet = _wallet_near_the_limit(test_wallet, headroom=Decimal("1.00"))
+    with pytest.raises(WalletBalanceLimitError) as refused:
+        wallet_fund(wallet_id=wallet.pk, amount=Decimal("1.01"), reference="OVER-1")
+    assert refused.value.status == 400
+    assert refused.value.message.startswith("amount: the wallet balance would exceed its limit")
+    wallet.refresh_from_db()
+    assert wallet.available_balance == MAX_WALLET_BALANCE - Decimal("1.00")
+    assert not FundingTransfer.objects.filter(provider_reference="OVER-1").exists()
+
+    wallet_fund(wallet_id=wallet.pk, amount=Decimal("1.00"), reference="UP-TO-THE-LIMIT")
+    with transaction.atomic():
+        locked = wallet_lock(wallet_id=wallet.pk)
+        wallet_reserve(wallet=locked, amount=Decimal("999999999999.99"), reference="STILL-OK")
+    wallet.refresh_from_db()
+    assert wallet.available_balance + wallet.reserved_balance == MAX_WALLET_BALANCE
+
+
+def test_one_amount_above_the_limit_is_refused_by_every_balance_service(test_wallet) -> None:
+    with pytest.raises(ApplicationError, match="amount: must not exceed 1000000000000.00"):
+        wallet_fund(wallet_id=test_wallet.pk, amount=Decimal("1000000000000.01"), reference="X")
+    with pytest.raises(ApplicationError, match="amount: must not exceed"), transaction.atomic():
+        locked = wallet_lock(wallet_id=test_wallet.pk)
+        wallet_reserve(wallet=locked, amount=Decimal("1000000000000.01"), reference="Y")
