@@ -144,7 +144,7 @@ def transaction_status_changed(*, transaction: CollectionTransaction, previous_s
         previous_status,
         transaction.payment_status,
     )
-    transaction_event_record(transaction=transaction, previous_status=previous_status)
+    transaction_event_record(collection=transaction, previous_status=previous_status)
 
 
 def _status_transition(

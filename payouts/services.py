@@ -23,9 +23,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from collections_app.events import payout_event_emit
 from core.exceptions import ApplicationError, ConflictError
 from core.money import CURRENCY_NGN, format_amount
+from payouts.events import payout_event_emit
 from payouts.models import FINAL_STATUSES, Payout, PayoutResolution, PayoutStatus
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.registry import provider_get, provider_name_for_mode

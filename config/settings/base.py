@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "payouts",
     "payment_items",
     "collections_app",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -267,7 +268,7 @@ WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS = env.int(
     "WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS", default=240
 )
 CELERY_BEAT_SCHEDULE["collections-webhook-deliveries-due"] = {
-    "task": "collections_app.tasks.webhook_deliveries_sweep_task",
+    "task": "webhooks.tasks.webhook_deliveries_sweep_task",
     "schedule": timedelta(seconds=env.int("WEBHOOK_SWEEP_SECONDS", default=30)),
 }
 # Wallets: static virtual accounts, funding notifications, bank cache, name enquiry.

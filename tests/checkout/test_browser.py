@@ -27,7 +27,7 @@ import pytest
 import requests
 from django.db import connections
 
-from collections_app.models import CollectionTransaction, Event, PaymentStatus
+from collections_app.models import CollectionTransaction, PaymentStatus
 from merchants.models import Mode
 from merchants.services import MerchantCreated, webhook_settings_set
 from tests.collections_app.helpers import (
@@ -37,6 +37,7 @@ from tests.collections_app.helpers import (
     hmac_sha512_hex,
 )
 from tests.payment_items.factories import PaymentItemFactory
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,7 +20,6 @@ from collections_app.models import (
     Channel,
     CollectionTransaction,
     ConfirmationSource,
-    Event,
     PaymentStatus,
     TransactionAttempt,
 )
@@ -30,6 +29,7 @@ from merchants.models import Mode
 from tests.checkout.conftest import CALLBACK_URL
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.payment_items.factories import PaymentItemFactory
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 

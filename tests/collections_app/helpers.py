@@ -47,7 +47,7 @@ def celery_worker_running(
         tmp_path,
         broker_url=REDIS_URL,
         queue_prefix="collections-e2e",
-        task_patterns=["collections_app.tasks.*"],
+        task_patterns=["collections_app.tasks.*", "webhooks.tasks.*"],
         unavailable=unavailable,
         extra_env={"CALLBACK_URL_ALLOW_PRIVATE": "1", **(extra_env or {})},
     ) as worker:

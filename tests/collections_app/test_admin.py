@@ -6,15 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from collections_app.models import (
-    CollectionTransaction,
-    DeliveryStatus,
-    Event,
-    PaymentStatus,
-    WebhookDelivery,
-    WebhookDeliveryAttempt,
-)
+from collections_app.models import CollectionTransaction, PaymentStatus
 from tests.collections_app.factories import CollectionTransactionFactory
+from webhooks.models import DeliveryStatus, Event, WebhookDelivery, WebhookDeliveryAttempt
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +72,7 @@ def _record_attempt(delivery: WebhookDelivery, status_code: int | None, error: s
 def test_event_log_lists_filters_and_shows_the_payload(admin_client: Client) -> None:
     event = _paid_event()
     other = _paid_event()
-    url = "/admin/collections_app/event/"
+    url = "/admin/webhooks/event/"
     listing = admin_client.get(url)
     assert listing.status_code == 200
     assert event.event_id in listing.content.decode()
@@ -99,15 +93,15 @@ def test_event_log_lists_filters_and_shows_the_payload(admin_client: Client) -> 
 
 def test_event_log_has_no_n_plus_one(admin_client: Client, django_assert_max_num_queries) -> None:
     _paid_event()
-    admin_client.get("/admin/collections_app/event/")
+    admin_client.get("/admin/webhooks/event/")
     for _ in range(5):
         _paid_event()
     with django_assert_max_num_queries(12):
-        assert admin_client.get("/admin/collections_app/event/").status_code == 200
+        assert admin_client.get("/admin/webhooks/event/").status_code == 200
     with django_assert_max_num_queries(12):
-        assert admin_client.get("/admin/collections_app/webhookdelivery/").status_code == 200
+        assert admin_client.get("/admin/webhooks/webhookdelivery/").status_code == 200
     with django_assert_max_num_queries(12):
-        assert admin_client.get("/admin/collections_app/webhookdeliveryattempt/").status_code == 200
+        assert admin_client.get("/admin/webhooks/webhookdeliveryattempt/").status_code == 200
 
 
 def test_delivery_and_attempt_logs_filter_by_status_code(admin_client: Client) -> None:
@@ -116,10 +110,10 @@ def test_delivery_and_attempt_logs_filter_by_status_code(admin_client: Client) -
     _record_attempt(ok, 200)
     _record_attempt(broken, None, error="timeout: read timed out")
     _record_attempt(broken, 503)
-    deliveries = "/admin/collections_app/webhookdelivery/"
+    deliveries = "/admin/webhooks/webhookdelivery/"
     five = admin_client.get(deliveries, {"last_status_code_class": "5xx"}).content.decode()
     assert broken.event.event_id in five and ok.event.event_id not in five
-    attempts = "/admin/collections_app/webhookdeliveryattempt/"
+    attempts = "/admin/webhooks/webhookdeliveryattempt/"
     two = admin_client.get(attempts, {"status_code_class": "2xx"}).content.decode()
     assert ok.event.event_id in two and broken.event.event_id not in two
     none = admin_client.get(attempts, {"status_code_class": "none"}).content.decode()
@@ -138,7 +132,7 @@ def test_resend_action_on_a_delivery(admin_client: Client) -> None:
     delivery = WebhookDelivery.objects.get(event=_paid_event())
     _record_attempt(delivery, 500)
     response = admin_client.post(
-        "/admin/collections_app/webhookdelivery/",
+        "/admin/webhooks/webhookdelivery/",
         {"action": "resend", "_selected_action": [delivery.pk]},
         follow=True,
     )
@@ -156,7 +150,7 @@ def test_resend_action_on_a_delivery(admin_client: Client) -> None:
 def test_resend_action_on_events(admin_client: Client) -> None:
     first, second = _paid_event(), _paid_event()
     admin_client.post(
-        "/admin/collections_app/event/",
+        "/admin/webhooks/event/",
         {"action": "resend", "_selected_action": [first.pk, second.pk]},
     )
     assert WebhookDelivery.objects.filter(resend_of__isnull=False).count() == 2

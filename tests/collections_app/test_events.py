@@ -11,20 +11,15 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from collections_app.events import payout_event_emit, transaction_event_record
-from collections_app.models import (
-    DeliveryStatus,
-    DeliveryTarget,
-    Event,
-    EventType,
-    PaymentStatus,
-    WebhookDelivery,
-)
+from collections_app.events import transaction_event_record
+from collections_app.models import PaymentStatus
 from collections_app.services import transaction_confirm, transaction_expire
 from merchants.models import Merchant, Mode
+from payouts.events import payout_event_emit
 from tests.collections_app.conftest import WEBHOOK_URL
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.merchants.factories import WebhookSettingsFactory
+from webhooks.models import DeliveryStatus, DeliveryTarget, Event, EventType, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
@@ -163,7 +158,7 @@ def test_same_url_for_callback_and_webhook_is_delivered_once(merchant: Merchant)
 def test_deliveries_are_enqueued_only_on_commit(
     merchant: Merchant, webhook_settings, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from collections_app import tasks
+    from webhooks import tasks
 
     sent: list[int] = []
     monkeypatch.setattr(tasks.webhook_delivery_send_task, "delay", sent.append)
@@ -179,7 +174,7 @@ def test_a_broken_broker_does_not_undo_the_payment(
     merchant: Merchant, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     """Enqueueing is best effort (robust on_commit): the sweeper picks the delivery up."""
-    from collections_app import tasks
+    from webhooks import tasks
 
     def broken(delivery_id: int) -> None:
         raise ConnectionError("broker down")
@@ -195,7 +190,7 @@ def test_a_broken_broker_does_not_undo_the_payment(
 
 def test_record_ignores_a_pending_status() -> None:
     txn = CollectionTransactionFactory()
-    assert transaction_event_record(transaction=txn, previous_status="pending") is None
+    assert transaction_event_record(collection=txn, previous_status="pending") is None
     assert not Event.objects.exists()
 
 

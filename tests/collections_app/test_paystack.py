@@ -17,7 +17,6 @@ from rest_framework.test import APIClient
 from collections_app.models import (
     CollectionTransaction,
     ConfirmationSource,
-    Event,
     PaymentStatus,
     TransactionAttempt,
 )
@@ -44,6 +43,7 @@ from tests.collections_app.helpers import (
     paystack_verify_answer,
 )
 from tests.payment_items.factories import PaymentItemFactory
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 

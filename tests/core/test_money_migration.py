@@ -25,19 +25,14 @@ DECIMAL_SCHEMA = [
     ("payment_items", "0001_initial"),
     ("collections_app", "0003_events_deliveries_provider"),
 ]
-INTEGER_SCHEMA = [
-    ("wallets", "0004_money_minor_units"),
-    ("payouts", "0002_money_minor_units"),
-    ("payment_items", "0002_money_minor_units"),
-    ("collections_app", "0004_money_minor_units"),
-]
 ODD_CENTS = ["0.07", "1.13", "59.96", "506.17", "8188.62", "65534.29", "999999999999.99"]
 
 
-def _migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:
+def _migrate(targets: list[tuple[str, str]] | None = None) -> MigrationExecutor:
+    """To ``targets``, or forward to the latest migration of every app."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
-    executor.migrate(targets)
+    executor.migrate(targets if targets is not None else executor.loader.graph.leaf_nodes())
     return executor
 
 
@@ -110,7 +105,7 @@ def test_odd_cent_rows_migrate_forward_exactly() -> None:
             pk=schedule_id
         ).update(percentage_rate=Decimal("1.37"), fee_cap=Decimal("1999.99"))
     finally:
-        _migrate(INTEGER_SCHEMA)
+        _migrate()
 
     entries = LedgerEntry.objects.filter(pk__in=ledger_ids).order_by("pk")
     assert [entry.amount for entry in entries] == [Decimal(value) for value in ODD_CENTS]

@@ -245,7 +245,7 @@ def broker() -> Iterator[Broker]:
     with celery_publishing_to(
         REDIS_URL,
         queue=queue,
-        task_patterns=["payouts.tasks.*", "collections_app.tasks.*"],
+        task_patterns=["payouts.tasks.*", "collections_app.tasks.*", "webhooks.tasks.*"],
         visibility_timeout=3,
     ):
         yield Broker(url=REDIS_URL, queue=queue)

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from collections_app.deliveries import webhook_signature_compute
-from collections_app.models import DeliveryStatus, Event, WebhookDelivery
 from collections_app.services import CustomerInfo, transaction_initialize
 from merchants.models import Mode
 from merchants.services import webhook_settings_set
 from payment_items.demo import demo_catalogue_seed
 from tests.faults.conftest import Broker, Processes, free_port, wait_for
+from webhooks.deliveries import webhook_signature_compute
+from webhooks.models import DeliveryStatus, Event, WebhookDelivery
 
 FAILED_ATTEMPTS_WHILE_DOWN = 3
 EVENTS = 3

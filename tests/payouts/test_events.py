@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from collections_app.models import Event
 from merchants.models import Mode
 from merchants.services import webhook_settings_set
 from payouts.models import PayoutStatus
 from payouts.services import payout_dispatch, payout_requery, payout_resolve_manually
 from tests.payouts.helpers import reload
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 

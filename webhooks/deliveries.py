@@ -39,15 +39,16 @@ from django.db import transaction
 from django.utils import timezone
 from requests.adapters import HTTPAdapter
 
-from collections_app.models import (
+from core.ssrf import UnsafeURLError, url_check_public
+from merchants.models import WebhookSettings
+from webhooks import tasks
+from webhooks.models import (
     DeliveryStatus,
     DeliveryTarget,
     Event,
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
-from core.ssrf import UnsafeURLError, url_check_public
-from merchants.models import WebhookSettings
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +123,8 @@ def webhook_deliveries_create(
 
 
 def webhook_deliveries_enqueue(*, delivery_ids: Iterable[int]) -> None:
-    from collections_app.tasks import webhook_delivery_send_task
-
     for delivery_id in delivery_ids:
-        webhook_delivery_send_task.delay(delivery_id)
+        tasks.webhook_delivery_send_task.delay(delivery_id)
 
 
 @transaction.atomic

@@ -15,8 +15,14 @@ from celery.exceptions import Retry
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from collections_app import tasks
-from collections_app.deliveries import (
+from webhooks import tasks
+from collections_app.models import CollectionTransaction, PaymentStatus
+from collections_app.services import transaction_confirm
+from merchants.models import Merchant, Mode, WebhookSettings
+from tests.collections_app.factories import CollectionTransactionFactory
+from tests.collections_app.helpers import ReceivedRequest, RecordingReceiver, hmac_sha512_hex
+from tests.merchants.factories import WebhookSettingsFactory
+from webhooks.deliveries import (
     event_resend,
     retry_delay_seconds,
     webhook_deliveries_due_ids,
@@ -25,20 +31,13 @@ from collections_app.deliveries import (
     webhook_delivery_resend,
     webhook_signature_compute,
 )
-from collections_app.models import (
-    CollectionTransaction,
+from webhooks.models import (
     DeliveryStatus,
     DeliveryTarget,
     Event,
-    PaymentStatus,
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
-from collections_app.services import transaction_confirm
-from merchants.models import Merchant, Mode, WebhookSettings
-from tests.collections_app.factories import CollectionTransactionFactory
-from tests.collections_app.helpers import ReceivedRequest, RecordingReceiver, hmac_sha512_hex
-from tests.merchants.factories import WebhookSettingsFactory
 
 pytestmark = pytest.mark.django_db
 

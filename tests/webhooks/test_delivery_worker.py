@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from collections_app.models import DeliveryStatus, Event, PaymentStatus, WebhookDelivery
+from collections_app.models import PaymentStatus
 from collections_app.services import transaction_confirm
 from merchants.models import Merchant
 from tests.collections_app.factories import CollectionTransactionFactory
@@ -27,6 +27,7 @@ from tests.collections_app.helpers import (
     hmac_sha512_hex,
 )
 from tests.merchants.factories import WebhookSettingsFactory
+from webhooks.models import DeliveryStatus, Event, WebhookDelivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

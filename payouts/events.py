@@ -1,0 +1,79 @@
+"""Payout events: a payout that becomes final records ``payout.successful`` or
+``payout.failed`` inside the database transaction that settles it. The payload is built here;
+recording, signing and delivery belong to ``webhooks``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from core.money import format_amount
+from payouts.models import Payout, PayoutStatus
+from webhooks.events import event_record, event_timestamp
+from webhooks.models import EventType
+
+logger = logging.getLogger(__name__)
+
+PAYOUT_EVENT_TYPES: dict[str, str] = {
+    PayoutStatus.SUCCESSFUL: EventType.PAYOUT_SUCCESSFUL,
+    PayoutStatus.FAILED: EventType.PAYOUT_FAILED,
+}
+
+
+def payout_event_data(*, payout: Payout) -> dict[str, Any]:
+    return {
+        "id": payout.pk,
+        "reference": payout.internal_reference,
+        "internal_reference": payout.internal_reference,
+        "status": payout.status,
+        "mode": payout.mode,
+        "currency": payout.currency,
+        "amount": format_amount(payout.amount),
+        "fee_amount": format_amount(payout.fee_amount),
+        "total_debit_amount": format_amount(payout.total_debit_amount),
+        "narration": payout.narration,
+        "beneficiary": {
+            "account_number": payout.account_number,
+            "account_name": payout.account_name,
+            "bank_code": payout.bank_code,
+            "bank_name": payout.bank_name,
+        },
+        "error_message": payout.error_message,
+        "created_at": event_timestamp(payout.created_at),
+        "completed_at": event_timestamp(payout.completed_at),
+    }
+
+
+def payout_event_emit(*, payout: Payout) -> None:
+    """Records ``payout.successful`` or ``payout.failed`` for a final payout and enqueues its
+    delivery to the merchant's webhook URL for the payout's mode (no callback URL: payouts have
+    none) when the surrounding database transaction commits.
+
+    Call it in the database transaction that makes the payout final. It does nothing for a
+    payout that is not final, and records at most one event per payout and type, so calling it
+    again (a requery confirming what is already known) sends nothing twice.
+    """
+    event_type = PAYOUT_EVENT_TYPES.get(payout.status)
+    if event_type is None:
+        logger.debug("payout %s is %s: no event", payout.internal_reference, payout.status)
+        return
+    try:  # the unique constraint on (payout, event type) keeps a second one out
+        with transaction.atomic():
+            event = event_record(
+                merchant_id=payout.merchant_id,
+                mode=payout.mode,
+                event_type=event_type,
+                reference=payout.internal_reference,
+                data=payout_event_data(payout=payout),
+                payout_id=payout.pk,
+            )
+    except IntegrityError:
+        return  # recorded before, or concurrently by another caller
+    logger.info(
+        "event %s %s recorded for payout %s",
+        event.event_id,
+        event_type,
+        payout.internal_reference,
+    )

@@ -1,0 +1,215 @@
+"""Back office for events and their webhook deliveries: a read-only log. "Resend" starts a new
+attempt chain with the same event id and bytes."""
+
+from __future__ import annotations
+
+import json
+
+from core.admin import ReadOnlyAdminMixin
+from django.contrib import admin, messages
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from webhooks.deliveries import event_resend, webhook_delivery_resend
+from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
+
+
+class StatusCodeClassFilter(admin.SimpleListFilter):
+    title = "status code"
+    parameter_name = "status_code_class"
+    field_name = "status_code"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [
+            ("2xx", "2xx"),
+            ("3xx", "3xx (redirect: counted as failure)"),
+            ("4xx", "4xx"),
+            ("5xx", "5xx"),
+            ("none", "No answer (timeout, connection error, refused)"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value == "none":
+            return queryset.filter(**{f"{self.field_name}__isnull": True})
+        if value in ("2xx", "3xx", "4xx", "5xx"):
+            low = int(value[0]) * 100
+            return queryset.filter(
+                Q(**{f"{self.field_name}__gte": low}) & Q(**{f"{self.field_name}__lt": low + 100})
+            )
+        return queryset
+
+
+class LastStatusCodeClassFilter(StatusCodeClassFilter):
+    title = "last status code"
+    parameter_name = "last_status_code_class"
+    field_name = "last_status_code"
+
+
+class WebhookDeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = WebhookDelivery
+    extra = 0
+    show_change_link = True
+    fields = (
+        "target",
+        "url",
+        "status",
+        "attempt_count",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "delivered_at",
+        "created_at",
+    )
+    readonly_fields = fields
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("event_id", "event_type", "reference", "merchant", "mode", "created_at")
+    list_filter = (
+        ("merchant", admin.RelatedOnlyFieldListFilter),
+        "event_type",
+        "mode",
+        "created_at",
+    )
+    search_fields = ("event_id", "reference")
+    date_hierarchy = "created_at"
+    list_select_related = ("merchant",)
+    fields = (
+        "event_id",
+        "event_type",
+        "merchant",
+        "mode",
+        "reference",
+        "transaction",
+        "payout",
+        "created_at",
+        "payload",
+    )
+    readonly_fields = fields
+    inlines = [WebhookDeliveryInline]
+    actions = ["resend"]
+
+    @admin.display(description="payload (exact bytes sent)")
+    def payload(self, obj: Event) -> str:
+        try:
+            pretty = json.dumps(json.loads(obj.body), indent=2, ensure_ascii=False)
+        except ValueError:
+            pretty = obj.body
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", pretty)
+
+    @admin.action(description="Resend (new attempt chains, same event id and bytes)")
+    def resend(self, request: HttpRequest, queryset: QuerySet[Event]) -> None:
+        count = 0
+        for event in queryset:
+            count += len(event_resend(event=event))
+        self.message_user(request, f"Queued {count} new delivery chain(s).", level=messages.SUCCESS)
+
+
+class WebhookDeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = WebhookDeliveryAttempt
+    extra = 0
+    fields = (
+        "attempt_number",
+        "created_at",
+        "status_code",
+        "latency_ms",
+        "error",
+        "response_excerpt",
+        "next_attempt_at",
+    )
+    readonly_fields = fields
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "event_id_display",
+        "event_type_display",
+        "target",
+        "url",
+        "status",
+        "attempt_count",
+        "last_status_code",
+        "next_attempt_at",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        ("event__merchant", admin.RelatedOnlyFieldListFilter),
+        "event__event_type",
+        "target",
+        LastStatusCodeClassFilter,
+        "created_at",
+    )
+    search_fields = ("event__event_id", "event__reference", "url")
+    date_hierarchy = "created_at"
+    list_select_related = ("event",)
+    fields = (
+        "event",
+        "target",
+        "url",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "give_up_at",
+        "last_status_code",
+        "last_error",
+        "delivered_at",
+        "resend_of",
+        "created_at",
+    )
+    readonly_fields = fields
+    inlines = [WebhookDeliveryAttemptInline]
+    actions = ["resend"]
+
+    @admin.display(description="event id", ordering="event__event_id")
+    def event_id_display(self, obj: WebhookDelivery) -> str:
+        return obj.event.event_id
+
+    @admin.display(description="event", ordering="event__event_type")
+    def event_type_display(self, obj: WebhookDelivery) -> str:
+        return obj.event.event_type
+
+    @admin.action(description="Resend (new attempt chain, same event id and bytes)")
+    def resend(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
+        resent = [webhook_delivery_resend(delivery=delivery) for delivery in queryset]
+        self.message_user(
+            request, f"Queued {len(resent)} new delivery chain(s).", level=messages.SUCCESS
+        )
+
+
+@admin.register(WebhookDeliveryAttempt)
+class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "created_at",
+        "event_id_display",
+        "event_type_display",
+        "url",
+        "attempt_number",
+        "status_code",
+        "latency_ms",
+        "error",
+        "next_attempt_at",
+    )
+    list_filter = (
+        ("delivery__event__merchant", admin.RelatedOnlyFieldListFilter),
+        "delivery__event__event_type",
+        StatusCodeClassFilter,
+        "status_code",
+        "succeeded",
+        "created_at",
+    )
+    search_fields = ("delivery__event__event_id", "delivery__event__reference", "url")
+    date_hierarchy = "created_at"
+    list_select_related = ("delivery__event",)
+
+    @admin.display(description="event id")
+    def event_id_display(self, obj: WebhookDeliveryAttempt) -> str:
+        return obj.delivery.event.event_id
+
+    @admin.display(description="event")
+    def event_type_display(self, obj: WebhookDeliveryAttempt) -> str:
+        return obj.delivery.event.event_type
