@@ -1,4 +1,4 @@
-"""Name enquiry (spec §4.3): validate the beneficiary, then ask the provider chosen by mode."""
+"""Name enquiry: validate the beneficiary, then ask the provider chosen by mode."""
 
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.exceptions import ApplicationError, ServiceUnavailableError
+from core.provider_exchange import ProviderExchange
 from wallets.providers.base import (
     AccountNotResolvedError,
     NameEnquiryProvider,
     NameEnquiryUnavailableError,
 )
-from wallets.selectors import bank_get_by_code
+from wallets.selectors import bank_resolve
 
 logger = logging.getLogger(__name__)
 
 ACCOUNT_NUMBER_LENGTH = 10
 ACCOUNT_DIGITS_MESSAGE = "Account number must contain only digits"
 ACCOUNT_LENGTH_MESSAGE = "account_number: must be exactly 10 digits"
-BANK_NOT_RESOLVED_MESSAGE = "Beneficiary bank could not be resolved"
 NAME_NOT_RESOLVED_MESSAGE = "Beneficiary account name could not be resolved"
 NAME_ENQUIRY_UNAVAILABLE_MESSAGE = "Name enquiry temporarily unavailable, retry after a short delay"
 NAME_ENQUIRY_RETRY_AFTER_SECONDS = 5
@@ -38,10 +38,11 @@ class NameEnquiryResult:
     reference: str
     provider: str = ""
     raw_response: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    exchange: ProviderExchange | None = field(default=None, repr=False, compare=False)
 
 
 def beneficiary_account_number_validate(account_number: str) -> str:
-    """Digits only (ASCII), exactly ten of them; raises the §4.3 400 errors."""
+    """Digits only (ASCII), exactly ten of them; raises the name-enquiry 400 errors."""
     if not account_number or not account_number.isascii() or not account_number.isdigit():
         raise ApplicationError(ACCOUNT_DIGITS_MESSAGE)
     if len(account_number) != ACCOUNT_NUMBER_LENGTH:
@@ -69,9 +70,7 @@ def name_enquiry_resolve(*, mode: str, account_number: str, bank_code: str) -> N
     not resolved. 503 (with Retry-After): the provider is temporarily unavailable.
     """
     beneficiary_account_number_validate(account_number)
-    bank = bank_get_by_code(bank_code=bank_code)
-    if bank is None:
-        raise ApplicationError(BANK_NOT_RESOLVED_MESSAGE)
+    bank = bank_resolve(bank_code=bank_code)
     reference = name_enquiry_reference_generate()
     provider = name_enquiry_provider_get(mode=mode)
     try:
@@ -94,4 +93,5 @@ def name_enquiry_resolve(*, mode: str, account_number: str, bank_code: str) -> N
         reference=reference,
         provider=resolution.provider,
         raw_response=resolution.raw_response,
+        exchange=resolution.exchange,
     )

@@ -1,4 +1,6 @@
-"""Live-mode payout adapter modelled on Paystack's Transfers API.
+"""Live-mode payout adapter modelled on Paystack's Transfers API. The HTTP (URL, key,
+timeouts, the raw exchange, what "try again later" means) lives in ``integrations.paystack``;
+this adapter maps its answers onto ``TransferResult``.
 
 * ``POST /transferrecipient`` creates the beneficiary (``type=nuban``).
 * ``POST /transfer`` initiates the transfer with ``reference`` = our ``internal_reference``
@@ -7,11 +9,13 @@
 
 Classification, so that money is never lost or paid twice:
 
-* recipient step fails (timeout, 5xx, 401, 429) → ``NOT_SENT`` (no transfer can exist yet; retry);
-  recipient refused (4xx) → ``REJECTED``;
+* recipient step fails (timeout, 5xx, 401, 429, unreadable) → ``NOT_SENT`` (no transfer can
+  exist yet; retry); recipient refused (4xx) → ``REJECTED``;
 * transfer: could not connect → ``NOT_SENT``; read timeout, broken connection or 5xx →
   ``UNKNOWN`` (the request may have been received: the payout becomes ambiguous, never failed);
-  4xx → verify by reference: if Paystack holds the transfer its status wins, else ``REJECTED``;
+  401/403/408/429 → ``NOT_SENT`` (refused without being considered); other 4xx or an
+  unreadable 2xx → verify by reference: if Paystack holds the transfer its status wins, else
+  ``REJECTED``;
 * ``success`` → ``SUCCESSFUL``; ``failed``/``reversed``/``rejected``/``abandoned``/``blocked`` →
   ``FAILED``; ``pending``/``otp``/``received``/``queued``/``processing`` → ``PENDING``.
 """
@@ -19,27 +23,22 @@ Classification, so that money is never lost or paid twice:
 from __future__ import annotations
 
 import logging
-from decimal import Decimal
 from typing import Any
 
 import requests
 from django.conf import settings
-from urllib3.exceptions import NameResolutionError, NewConnectionError
 
-from core.money import minor_units_from_decimal
-from payouts.providers.base import (
-    ProviderExchange,
-    TransferOutcome,
-    TransferRequest,
-    TransferResult,
-)
+from integrations.paystack import PaystackAnswer, PaystackClient, RetryLater, kobo_from_naira
+from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 
 logger = logging.getLogger(__name__)
 
 SUCCESS_STATUSES = frozenset({"success"})
 FAILED_STATUSES = frozenset({"failed", "reversed", "rejected", "abandoned", "blocked"})
 PENDING_STATUSES = frozenset({"pending", "otp", "received", "queued", "processing"})
-RETRY_LATER_HTTP = frozenset({401, 403, 408, 429})
+# Paystack refused the call without considering it: nothing was created, send it again later.
+REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
+UNREACHABLE_MESSAGE = "Payout provider unreachable"
 
 
 def status_outcome(status: str) -> TransferOutcome:
@@ -53,55 +52,8 @@ def status_outcome(status: str) -> TransferOutcome:
     return TransferOutcome.UNKNOWN
 
 
-def _never_connected(error: requests.RequestException) -> bool:
-    """True only when the request certainly never left this machine."""
-    if isinstance(error, requests.ConnectTimeout):
-        return True
-    if isinstance(error, requests.ConnectionError) and not isinstance(error, requests.Timeout):
-        reason = error.args[0] if error.args else None
-        inner = getattr(reason, "reason", reason)
-        return isinstance(inner, NewConnectionError | NameResolutionError)
-    return False
-
-
-def _kobo(amount: Decimal) -> int:
-    return minor_units_from_decimal(amount)
-
-
-class _Answer:
-    """One HTTP exchange: parsed body or the transport error, plus its audit record."""
-
-    def __init__(
-        self,
-        *,
-        exchange: ProviderExchange,
-        http_status: int | None = None,
-        body: Any = None,
-        error: requests.RequestException | None = None,
-    ) -> None:
-        self.exchange = exchange
-        self.http_status = http_status
-        self.body = body if isinstance(body, dict) else {}
-        self.error = error
-
-    @property
-    def data(self) -> dict[str, Any]:
-        data = self.body.get("data")
-        return data if isinstance(data, dict) else {}
-
-    @property
-    def message(self) -> str:
-        message = self.body.get("message")
-        return str(message)[:255] if message else ""
-
-    @property
-    def ok(self) -> bool:
-        return (
-            self.error is None
-            and self.http_status is not None
-            and 200 <= self.http_status < 300
-            and self.body.get("status") is True
-        )
+def _http_error_message(answer: PaystackAnswer) -> str:
+    return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
 
 
 class PaystackProvider:
@@ -115,12 +67,15 @@ class PaystackProvider:
         timeout_seconds: float | None = None,
         session: requests.Session | None = None,
     ) -> None:
-        self.base_url = (base_url or settings.PAYSTACK_BASE_URL).rstrip("/")
-        self._secret_key = secret_key if secret_key is not None else settings.PAYSTACK_SECRET_KEY
-        self.timeout_seconds = timeout_seconds or getattr(
-            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
+        self.client = PaystackClient(
+            base_url=base_url,
+            secret_key=secret_key,
+            timeout_seconds=timeout_seconds
+            or getattr(
+                settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
+            ),
+            session=session,
         )
-        self._session = session or requests.Session()
 
     # --- Protocol ---------------------------------------------------------------------------
 
@@ -147,7 +102,7 @@ class PaystackProvider:
             operation="paystack.initiate_transfer",
             payload={
                 "source": "balance",
-                "amount": _kobo(request.amount),
+                "amount": kobo_from_naira(request.amount),
                 "recipient": recipient_code,
                 "reference": request.reference,
                 "reason": request.narration or "",
@@ -155,19 +110,17 @@ class PaystackProvider:
             },
         )
         raw = (recipient.exchange, transfer.exchange)
-        if transfer.error is not None:
+        retry_later = transfer.retry_later
+        if transfer.http_status is None:
             outcome = (
                 TransferOutcome.NOT_SENT
-                if _never_connected(transfer.error)
+                if retry_later is not None and retry_later.never_sent
                 else TransferOutcome.UNKNOWN
             )
-            return TransferResult(outcome=outcome, message="Payout provider unreachable", raw=raw)
-        status_code = transfer.http_status or 0
-        if status_code >= 500:
+            return TransferResult(outcome=outcome, message=UNREACHABLE_MESSAGE, raw=raw)
+        if retry_later == RetryLater.SERVER_ERROR:
             return TransferResult(
-                outcome=TransferOutcome.UNKNOWN,
-                message=transfer.message or f"Payout provider error (HTTP {status_code})",
-                raw=raw,
+                outcome=TransferOutcome.UNKNOWN, message=_http_error_message(transfer), raw=raw
             )
         if transfer.ok:
             return TransferResult(
@@ -176,13 +129,15 @@ class PaystackProvider:
                 message=transfer.message,
                 raw=raw,
             )
-        if status_code in RETRY_LATER_HTTP:
-            logger.error("paystack refused the transfer call with HTTP %s; will retry", status_code)
+        if retry_later in REFUSED_FOR_NOW:
+            logger.error(
+                "paystack refused the transfer call with HTTP %s; will retry", transfer.http_status
+            )
             return TransferResult(
                 outcome=TransferOutcome.NOT_SENT, message=transfer.message, raw=raw
             )
-        # Refused (4xx or status false). A duplicate reference means an earlier attempt got
-        # through: whatever Paystack holds under our reference is the truth.
+        # Refused (4xx or status false) or unreadable. A duplicate reference means an earlier
+        # attempt got through: whatever Paystack holds under our reference is the truth.
         verified = self.verify_transfer(reference=request.reference)
         raw = raw + verified.raw
         if verified.outcome == TransferOutcome.NOT_FOUND:
@@ -203,11 +158,10 @@ class PaystackProvider:
             "GET", f"/transfer/verify/{reference}", operation="paystack.verify_transfer"
         )
         raw = (answer.exchange,)
-        if answer.error is not None:
+        if answer.http_status is None:
             return TransferResult(
-                outcome=TransferOutcome.UNKNOWN, message="Payout provider unreachable", raw=raw
+                outcome=TransferOutcome.UNKNOWN, message=UNREACHABLE_MESSAGE, raw=raw
             )
-        status_code = answer.http_status or 0
         if answer.ok:
             return TransferResult(
                 outcome=status_outcome(str(answer.data.get("status", ""))),
@@ -215,30 +169,25 @@ class PaystackProvider:
                 message=answer.message,
                 raw=raw,
             )
+        status_code = answer.http_status
         if status_code == 404 or (status_code == 400 and "not found" in answer.message.lower()):
             return TransferResult(
                 outcome=TransferOutcome.NOT_FOUND, message=answer.message, raw=raw
             )
         return TransferResult(
-            outcome=TransferOutcome.UNKNOWN,
-            message=answer.message or f"Payout provider error (HTTP {status_code})",
-            raw=raw,
+            outcome=TransferOutcome.UNKNOWN, message=_http_error_message(answer), raw=raw
         )
 
-    # --- HTTP -------------------------------------------------------------------------------
+    # --- Mapping ----------------------------------------------------------------------------
 
     @staticmethod
-    def _recipient_failure(recipient: _Answer) -> TransferResult:
-        status_code = recipient.http_status or 0
-        if (
-            recipient.error is not None
-            or status_code >= 500
-            or status_code in RETRY_LATER_HTTP
-            or recipient.ok  # answered but without a recipient code: try again later
-        ):
+    def _recipient_failure(recipient: PaystackAnswer) -> TransferResult:
+        """No transfer can exist yet: anything but Paystack's refusal is tried again later
+        (including an answer without a recipient code)."""
+        if recipient.retry_later is not None or recipient.ok:
             return TransferResult(
                 outcome=TransferOutcome.NOT_SENT,
-                message=recipient.message or "Payout provider unreachable",
+                message=recipient.message or UNREACHABLE_MESSAGE,
                 raw=(recipient.exchange,),
             )
         return TransferResult(
@@ -254,35 +203,8 @@ class PaystackProvider:
         *,
         operation: str,
         payload: dict[str, Any] | None = None,
-    ) -> _Answer:
-        headers = {
-            "Authorization": f"Bearer {self._secret_key}",
-            "Accept": "application/json",
-        }
-        try:
-            response = self._session.request(
-                method,
-                f"{self.base_url}{path}",
-                json=payload,
-                headers=headers,
-                timeout=self.timeout_seconds,
-            )
-        except requests.RequestException as error:
-            logger.warning("paystack %s failed: %s", operation, type(error).__name__)
-            return _Answer(
-                exchange=ProviderExchange(
-                    operation=operation, http_status=None, body=None, error=type(error).__name__
-                ),
-                error=error,
-            )
-        try:
-            body: Any = response.json()
-        except ValueError:
-            body = response.text
-        return _Answer(
-            exchange=ProviderExchange(
-                operation=operation, http_status=response.status_code, body=body
-            ),
-            http_status=response.status_code,
-            body=body,
-        )
+    ) -> PaystackAnswer:
+        answer = self.client.request(method, path, operation=operation, payload=payload)
+        if answer.http_status is None:
+            logger.warning("paystack %s failed: %s", operation, answer.exchange.error)
+        return answer

@@ -26,10 +26,8 @@ from collections_app.providers.base import (
     ProviderUnavailableError,
     VerifiedStatus,
 )
-from collections_app.providers.paystack import (
-    PaystackCollectionProvider,
-    paystack_signature_valid,
-)
+from collections_app.providers.paystack import PaystackCollectionProvider
+from integrations.paystack import paystack_signature_valid
 from merchants.models import Merchant, Mode
 from tests.collections_app.conftest import initialize_payload
 from tests.collections_app.factories import CollectionTransactionFactory

@@ -1,30 +1,23 @@
-"""Wallet routes: wallet and ledger, quote, banks, name enquiry, funding notifications and the
+"""Wallet routes: wallet and ledger, banks, name enquiry, funding notifications and the
 test-mode funding helper. Views parse input, call one service or selector, serialize output."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import secrets
 
 from django.conf import settings
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    extend_schema,
-    extend_schema_field,
-    inline_serializer,
-)
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, paginate, pagination_schema
+from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, NotFoundError
+from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
 from merchants.models import Mode
 from wallets.api.serializers import (
     BankOutputSerializer,
@@ -33,23 +26,15 @@ from wallets.api.serializers import (
     LedgerEntryOutputSerializer,
     NameEnquiryInputSerializer,
     NameEnquiryOutputSerializer,
-    PayoutQuoteInputSerializer,
-    PayoutQuoteOutputSerializer,
     TestWalletFundInputSerializer,
     TestWalletFundOutputSerializer,
     WalletOutputSerializer,
 )
 from wallets.models import FundingSource
-from wallets.selectors import bank_list, ledger_entry_list, payout_quote, wallet_get
+from wallets.selectors import bank_list, ledger_entry_list, wallet_get
 from wallets.services import funding_receive, name_enquiry_resolve
 
 logger = logging.getLogger(__name__)
-
-
-@extend_schema_field(pagination_schema())
-class PaginationField(serializers.JSONField):
-    """The §4.5 pagination object (documentation only)."""
-
 
 INVALID_SIGNATURE_MESSAGE = "Invalid or missing provider signature"
 
@@ -68,7 +53,7 @@ class WalletDetailApi(MerchantApi):
 
 
 class WalletLedgerListApi(MerchantApi):
-    """Ledger entries of the key's wallet, newest first, paginated like §4.5."""
+    """Ledger entries of the key's wallet, newest first, paginated like the payout list."""
 
     error_statuses = (404,)
 
@@ -100,25 +85,8 @@ class WalletLedgerListApi(MerchantApi):
         )
 
 
-class PayoutQuoteApi(MerchantApi):
-    """§4.1: fee and total debit for a prospective payout; reserves nothing."""
-
-    @extend_schema(
-        operation_id="payout_quote",
-        request=PayoutQuoteInputSerializer,
-        responses=PayoutQuoteOutputSerializer,
-    )
-    def post(self, request: Request) -> EnvelopeResponse:
-        serializer = PayoutQuoteInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        quote = payout_quote(**serializer.validated_data)
-        return EnvelopeResponse(
-            PayoutQuoteOutputSerializer(quote).data, message="Fee calculated successfully"
-        )
-
-
 class BankListApi(MerchantApi):
-    """§4.2: active banks (cached)."""
+    """The active banks (cached)."""
 
     @extend_schema(operation_id="bank_list", responses=BankOutputSerializer(many=True))
     def get(self, request: Request) -> EnvelopeResponse:
@@ -129,7 +97,7 @@ class BankListApi(MerchantApi):
 
 
 class NameEnquiryApi(MerchantApi):
-    """§4.3: resolve a beneficiary's account name through the mode's provider.
+    """Resolves a beneficiary's account name through the mode's provider.
 
     The spec's success example omits ``statusCode``; this service keeps the full envelope.
     """
@@ -190,7 +158,7 @@ class TestWalletFundApi(MerchantApi):
 
 def funding_signature_compute(raw_body: bytes, *, secret: str) -> str:
     """Hex HMAC-SHA512 of the raw request body."""
-    return hmac.new(secret.encode(), raw_body, hashlib.sha512).hexdigest()
+    return hmac_sha512_hex_compute(raw_body, secret=secret)
 
 
 class FundingNotificationApi(APIView):
@@ -242,7 +210,6 @@ class FundingNotificationApi(APIView):
         if not provided:
             logger.warning("funding notification refused: missing signature (from %s)", remote)
             raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
-        expected = funding_signature_compute(raw_body, secret=secret)
-        if not hmac.compare_digest(expected, provided.lower()):
+        if not hmac_sha512_hex_valid(raw_body, provided, secret=secret):
             logger.warning("funding notification refused: bad signature (from %s)", remote)
             raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)

@@ -1,6 +1,7 @@
-"""Live-mode name enquiry over HTTP, modelled on Paystack's resolve-account API:
-``GET {PAYSTACK_BASE_URL}/bank/resolve?account_number=...&bank_code=...`` with
-``Authorization: Bearer {PAYSTACK_SECRET_KEY}``.
+"""Live-mode name enquiry, modelled on Paystack's resolve-account API:
+``GET /bank/resolve?account_number=...&bank_code=...``. The HTTP (URL, key, timeouts, the raw
+exchange, what "try again later" means) lives in ``integrations.paystack``; this adapter maps
+its answers onto ``AccountResolution`` and the name-enquiry errors.
 
 Outcomes: 200 with ``status: true`` resolves; any other 4xx (or ``status: false``) is a
 definitive "not resolved"; timeouts, connection errors, 5xx, 429, 401/403 (our credentials)
@@ -10,11 +11,11 @@ and unreadable bodies mean the provider is unavailable.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import requests
 from django.conf import settings
 
+from integrations.paystack import PaystackClient, RetryLater
 from wallets.providers.base import (
     AccountNotResolvedError,
     AccountResolution,
@@ -23,7 +24,8 @@ from wallets.providers.base import (
 
 logger = logging.getLogger(__name__)
 
-UNAVAILABLE_STATUSES = frozenset({401, 403, 408, 429})
+OPERATION = "paystack.resolve_account"
+CONNECT_TIMEOUT_MAX_SECONDS = 3.0
 
 
 class PaystackNameEnquiryProvider:
@@ -37,64 +39,69 @@ class PaystackNameEnquiryProvider:
         timeout_seconds: float | None = None,
         session: requests.Session | None = None,
     ) -> None:
-        self.base_url = (base_url or settings.PAYSTACK_BASE_URL).rstrip("/")
-        self.secret_key = settings.PAYSTACK_SECRET_KEY if secret_key is None else secret_key
-        self.timeout_seconds = timeout_seconds or settings.PAYSTACK_TIMEOUT_SECONDS
-        self.session = session or requests.Session()
+        timeout_seconds = timeout_seconds or settings.PAYSTACK_TIMEOUT_SECONDS
+        self.client = PaystackClient(
+            base_url=base_url,
+            secret_key=secret_key,
+            timeout_seconds=timeout_seconds,
+            connect_timeout_seconds=min(timeout_seconds, CONNECT_TIMEOUT_MAX_SECONDS),
+            session=session,
+        )
 
     def resolve_account(
         self, *, account_number: str, bank_code: str, reference: str
     ) -> AccountResolution:
-        if not self.secret_key:
+        answer = self.client.request(
+            "GET",
+            "/bank/resolve",
+            operation=OPERATION,
+            params={"account_number": account_number, "bank_code": bank_code},
+            headers={"X-Request-Reference": reference},
+        )
+        exchange = answer.exchange
+        body = answer.body
+        status_code = answer.http_status
+        retry_later = answer.retry_later
+        if retry_later == RetryLater.NOT_CONFIGURED:
             logger.error("name enquiry %s: PAYSTACK_SECRET_KEY is not configured", reference)
-            raise NameEnquiryUnavailableError("provider credentials are not configured")
-        try:
-            response = self.session.get(
-                f"{self.base_url}/bank/resolve",
-                params={"account_number": account_number, "bank_code": bank_code},
-                headers={
-                    "Authorization": f"Bearer {self.secret_key}",
-                    "Accept": "application/json",
-                    "X-Request-Reference": reference,
-                },
-                timeout=(min(self.timeout_seconds, 3.0), self.timeout_seconds),
+            raise NameEnquiryUnavailableError(
+                "provider credentials are not configured", exchange=exchange
             )
-        except requests.Timeout as error:
-            logger.warning("name enquiry %s: provider timed out", reference)
-            raise NameEnquiryUnavailableError("provider timed out") from error
-        except requests.RequestException as error:
-            logger.warning("name enquiry %s: provider unreachable (%s)", reference, type(error))
-            raise NameEnquiryUnavailableError("provider unreachable") from error
-
-        body = self._json(response)
-        status_code = response.status_code
-        if status_code >= 500 or status_code in UNAVAILABLE_STATUSES:
+        if status_code is None:
+            if retry_later is not None and retry_later.timed_out:
+                logger.warning("name enquiry %s: provider timed out", reference)
+                raise NameEnquiryUnavailableError(
+                    "provider timed out", exchange=exchange
+                ) from answer.error
+            logger.warning(
+                "name enquiry %s: provider unreachable (%s)", reference, type(answer.error)
+            )
+            raise NameEnquiryUnavailableError(
+                "provider unreachable", exchange=exchange
+            ) from answer.error
+        if retry_later == RetryLater.UNREADABLE:
+            raise NameEnquiryUnavailableError("unreadable provider response", exchange=exchange)
+        if retry_later is not None:
             logger.warning("name enquiry %s: provider answered HTTP %s", reference, status_code)
-            raise NameEnquiryUnavailableError(f"provider HTTP {status_code}", raw_response=body)
+            raise NameEnquiryUnavailableError(
+                f"provider HTTP {status_code}", raw_response=body, exchange=exchange
+            )
         if status_code >= 400 or body.get("status") is not True:
             raise AccountNotResolvedError(
-                str(body.get("message") or f"provider HTTP {status_code}"), raw_response=body
+                str(body.get("message") or f"provider HTTP {status_code}"),
+                raw_response=body,
+                exchange=exchange,
             )
-        data = body.get("data")
-        account_name = data.get("account_name") if isinstance(data, dict) else None
+        account_name = answer.data.get("account_name")
         if not isinstance(account_name, str) or not account_name.strip():
-            raise AccountNotResolvedError("provider returned no account name", raw_response=body)
+            raise AccountNotResolvedError(
+                "provider returned no account name", raw_response=body, exchange=exchange
+            )
         return AccountResolution(
             account_name=account_name.strip(),
-            account_number=str(data.get("account_number") or account_number),
+            account_number=str(answer.data.get("account_number") or account_number),
             bank_code=bank_code,
             provider=self.name,
             raw_response=body,
+            exchange=exchange,
         )
-
-    @staticmethod
-    def _json(response: requests.Response) -> dict[str, Any]:
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if isinstance(body, dict):
-            return body
-        if response.status_code < 400:
-            raise NameEnquiryUnavailableError("unreadable provider response")
-        return {}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
+from core.provider_exchange import ProviderExchange
 from wallets.providers.base import (
     AccountNotResolvedError,
     AccountResolution,
@@ -12,6 +14,7 @@ from wallets.providers.base import (
 
 UNRESOLVABLE_ACCOUNT_NUMBER = "0000000000"
 UNAVAILABLE_ACCOUNT_NUMBER = "0000000009"
+OPERATION = "sandbox.resolve_account"
 
 FIRST_NAMES = (
     "ADAEZE", "ADEBAYO", "AISHA", "CHIDI", "CHIOMA", "EMEKA", "FATIMA", "FOLAKE", "IBRAHIM",
@@ -41,22 +44,30 @@ class SandboxNameEnquiryProvider:
         self, *, account_number: str, bank_code: str, reference: str
     ) -> AccountResolution:
         if account_number == UNRESOLVABLE_ACCOUNT_NUMBER:
+            body = {"status": False, "sandbox": True}
             raise AccountNotResolvedError(
-                "sandbox: account not found", raw_response={"status": False, "sandbox": True}
+                "sandbox: account not found", raw_response=body, exchange=_exchange(404, body)
             )
         if account_number == UNAVAILABLE_ACCOUNT_NUMBER:
+            body = {"status": False, "sandbox": True}
             raise NameEnquiryUnavailableError(
-                "sandbox: provider unavailable", raw_response={"status": False, "sandbox": True}
+                "sandbox: provider unavailable", raw_response=body, exchange=_exchange(503, body)
             )
         account_name = sandbox_account_name(account_number)
+        body = {
+            "status": True,
+            "sandbox": True,
+            "data": {"account_number": account_number, "account_name": account_name},
+        }
         return AccountResolution(
             account_name=account_name,
             account_number=account_number,
             bank_code=bank_code,
             provider=self.name,
-            raw_response={
-                "status": True,
-                "sandbox": True,
-                "data": {"account_number": account_number, "account_name": account_name},
-            },
+            raw_response=body,
+            exchange=_exchange(200, body),
         )
+
+
+def _exchange(http_status: int, body: dict[str, Any]) -> ProviderExchange:
+    return ProviderExchange(operation=OPERATION, http_status=http_status, body=body)

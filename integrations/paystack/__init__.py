@@ -1,0 +1,24 @@
+"""Paystack: the one client (``PaystackClient``), its answers and their classification, kobo
+conversion and the webhook signature check."""
+
+from integrations.paystack.client import (
+    SIGNATURE_HEADER,
+    PaystackAnswer,
+    PaystackClient,
+    RetryLater,
+    kobo_from_naira,
+    naira_from_kobo,
+    paystack_signature_compute,
+    paystack_signature_valid,
+)
+
+__all__ = [
+    "SIGNATURE_HEADER",
+    "PaystackAnswer",
+    "PaystackClient",
+    "RetryLater",
+    "kobo_from_naira",
+    "naira_from_kobo",
+    "paystack_signature_compute",
+    "paystack_signature_valid",
+]
