@@ -136,11 +136,11 @@ def _sandbox_reference() -> str:
 
 
 def checkout_card_pay(
-    *, transaction: CollectionTransaction, outcome: str, card: CardSummary
+    *, collection: CollectionTransaction, outcome: str, card: CardSummary
 ) -> ConfirmationResult:
     """A test card's outcome, confirmed like any other (brand and last four kept)."""
     return transaction_confirm(
-        transaction=transaction,
+        collection=collection,
         outcome=outcome,
         gateway_reference=_sandbox_reference(),
         gateway_used=SANDBOX_GATEWAY,
@@ -149,21 +149,21 @@ def checkout_card_pay(
     )
 
 
-def checkout_transfer_simulate(*, transaction: CollectionTransaction) -> ConfirmationResult:
+def checkout_transfer_simulate(*, collection: CollectionTransaction) -> ConfirmationResult:
     """Test mode: the customer says the exact amount was sent to the sandbox account."""
     return transaction_confirm(
-        transaction=transaction,
+        collection=collection,
         outcome=PaymentStatus.PAID,
         gateway_reference=_sandbox_reference(),
         gateway_used=SANDBOX_GATEWAY,
         source=ConfirmationSource.CHECKOUT,
-        amount_paid=transaction.amount_to_be_paid,
+        amount_paid=collection.amount_to_be_paid,
     )
 
 
-def checkout_cancel(*, transaction: CollectionTransaction) -> ConfirmationResult:
+def checkout_cancel(*, collection: CollectionTransaction) -> ConfirmationResult:
     return transaction_confirm(
-        transaction=transaction,
+        collection=collection,
         outcome=PaymentStatus.CANCELLED,
         gateway_used=SANDBOX_GATEWAY,
         source=ConfirmationSource.CHECKOUT,

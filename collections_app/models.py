@@ -21,8 +21,11 @@ class PaymentStatus(models.TextChoices):
     EXPIRED = "expired", "Expired"
 
 
-TERMINAL_STATUSES = frozenset(
-    {PaymentStatus.PAID, PaymentStatus.FAILED, PaymentStatus.CANCELLED, PaymentStatus.EXPIRED}
+FINAL_STATUSES: tuple[str, ...] = (
+    PaymentStatus.PAID,
+    PaymentStatus.FAILED,
+    PaymentStatus.CANCELLED,
+    PaymentStatus.EXPIRED,
 )
 
 
@@ -189,8 +192,8 @@ class CollectionTransaction(models.Model):
         return f"{self.reference} ({self.payment_status})"
 
     @property
-    def is_terminal(self) -> bool:
-        return self.payment_status in TERMINAL_STATUSES
+    def is_final(self) -> bool:
+        return self.payment_status in FINAL_STATUSES
 
 
 class TransactionSplitEntry(models.Model):

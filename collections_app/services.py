@@ -1,10 +1,11 @@
 """Collection writes: customers, transaction initialization, confirmation and expiry.
 
-``payment_status`` moves only through ``_status_transition``, which checks the one
-``ALLOWED_TRANSITIONS`` map and then calls ``transaction_status_changed``: it records the event
-and its deliveries in the same database transaction (``collections_app.events``). Final states
-never change: a late confirmation is recorded as a ``TransactionAttempt`` with ``applied=False``
-and leaves the transaction as it was.
+``payment_status`` moves only through ``_status_transition``, which moves the transaction with
+``collection_transition`` (the one ``ALLOWED_TRANSITIONS`` map, in
+``collections_app.state_machine``) and then calls ``transaction_status_changed``: it records the
+event and its deliveries in the same database transaction (``collections_app.events``). Final
+states never change: a late confirmation is recorded as a ``TransactionAttempt`` with
+``applied=False`` and leaves the transaction as it was.
 
 In test mode the hosted checkout takes the payment (its sandbox forms call
 ``transaction_confirm``). In live mode initialization starts the provider's checkout
@@ -52,6 +53,7 @@ from collections_app.providers.registry import (
     collection_provider_get,
     collection_provider_name,
 )
+from collections_app.state_machine import collection_transition, transition_allowed
 from core.exceptions import ApplicationError, ConflictError, ServiceUnavailableError
 from core.money import CURRENCY_NGN, format_amount
 from core.ssrf import UnsafeURLError, url_check_public
@@ -70,26 +72,7 @@ PROVIDER_RESPONSES_KEPT = 20
 SANDBOX_ACCOUNT_CHANNELS = frozenset({Channel.BANK, Channel.BANK_TRANSFER})
 _REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 
-ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
-    PaymentStatus.PENDING: frozenset(
-        {
-            PaymentStatus.PAID,
-            PaymentStatus.FAILED,
-            PaymentStatus.CANCELLED,
-            PaymentStatus.EXPIRED,
-        }
-    ),
-    PaymentStatus.PAID: frozenset(),
-    PaymentStatus.FAILED: frozenset(),
-    PaymentStatus.CANCELLED: frozenset(),
-    PaymentStatus.EXPIRED: frozenset(),
-}
-
 CONFIRMATION_OUTCOMES = (PaymentStatus.PAID, PaymentStatus.FAILED, PaymentStatus.CANCELLED)
-
-
-class InvalidTransitionError(ConflictError):
-    pass
 
 
 # --- inputs and results ------------------------------------------------------------------------
@@ -128,46 +111,39 @@ class ExpirySummary:
     expired: int
 
 
-# --- state machine ------------------------------------------------------------------------------
+# --- status changes -----------------------------------------------------------------------------
 
 
-def transition_allowed(*, from_status: str, to_status: str) -> bool:
-    return to_status in ALLOWED_TRANSITIONS.get(from_status, frozenset())
-
-
-def transaction_status_changed(*, transaction: CollectionTransaction, previous_status: str) -> None:
+def transaction_status_changed(*, collection: CollectionTransaction, previous_status: str) -> None:
     """Called inside the database transaction after every ``payment_status`` change: records
     the one event for the change and its deliveries (enqueued when the transaction commits)."""
     logger.info(
         "collection transaction %s: %s -> %s",
-        transaction.reference,
+        collection.reference,
         previous_status,
-        transaction.payment_status,
+        collection.payment_status,
     )
-    transaction_event_record(collection=transaction, previous_status=previous_status)
+    transaction_event_record(collection=collection, previous_status=previous_status)
 
 
 def _status_transition(
     *,
-    transaction: CollectionTransaction,
+    collection: CollectionTransaction,
     to_status: str,
     now: datetime,
     changes: dict[str, Any] | None = None,
 ) -> None:
-    """Moves a locked transaction to ``to_status`` (with ``changes``), saves, calls the hook."""
-    previous_status = transaction.payment_status
-    if not transition_allowed(from_status=previous_status, to_status=to_status):
-        raise InvalidTransitionError(
-            f"Transaction is already {previous_status}; it cannot become {to_status}"
-        )
-    transaction.payment_status = to_status
-    transaction.status_changed_at = now
+    """Moves a locked transaction to ``to_status`` (with ``changes``), saves, calls the hook.
+    Raises ``IllegalTransitionError`` (409) when the state machine does not allow the move."""
+    previous_status = collection.payment_status
+    collection_transition(collection=collection, to_status=to_status)
+    collection.status_changed_at = now
     fields = ["payment_status", "status_changed_at", "updated_at"]
     for name, value in (changes or {}).items():
-        setattr(transaction, name, value)
+        setattr(collection, name, value)
         fields.append(name)
-    transaction.save(update_fields=fields)
-    transaction_status_changed(transaction=transaction, previous_status=previous_status)
+    collection.save(update_fields=fields)
+    transaction_status_changed(collection=collection, previous_status=previous_status)
 
 
 # --- customers ---------------------------------------------------------------------------------
@@ -464,7 +440,7 @@ def _provider_checkout_start(
 @transaction.atomic
 def transaction_confirm(
     *,
-    transaction: CollectionTransaction,
+    collection: CollectionTransaction,
     outcome: str,
     gateway_reference: str | None = None,
     gateway_used: str = SANDBOX_GATEWAY,
@@ -483,7 +459,7 @@ def transaction_confirm(
     """
     if outcome not in CONFIRMATION_OUTCOMES:
         raise ApplicationError("outcome must be one of paid, failed, cancelled")
-    locked = CollectionTransaction.objects.select_for_update().get(pk=transaction.pk)
+    locked = CollectionTransaction.objects.select_for_update().get(pk=collection.pk)
     status_before = locked.payment_status
     note = ""
     if not transition_allowed(from_status=status_before, to_status=outcome):
@@ -520,7 +496,7 @@ def transaction_confirm(
         if outcome == PaymentStatus.PAID:
             changes["paid_at"] = now
             changes["amount_paid"] = locked.amount_to_be_paid
-        _status_transition(transaction=locked, to_status=outcome, now=now, changes=changes)
+        _status_transition(collection=locked, to_status=outcome, now=now, changes=changes)
     else:
         logger.warning(
             "collection transaction %s: %s confirmation from %s not applied (%s)",
@@ -544,7 +520,7 @@ def transaction_expire(*, transaction_id: int, now: datetime | None = None) -> b
     )
     if locked is None:
         return False
-    _status_transition(transaction=locked, to_status=PaymentStatus.EXPIRED, now=now)
+    _status_transition(collection=locked, to_status=PaymentStatus.EXPIRED, now=now)
     return True
 
 
@@ -583,16 +559,16 @@ def transactions_expire_due(
 
 @transaction.atomic
 def _provider_responses_append(
-    *, transaction: CollectionTransaction, exchanges: tuple[ProviderExchange, ...]
+    *, collection: CollectionTransaction, exchanges: tuple[ProviderExchange, ...]
 ) -> None:
-    locked = CollectionTransaction.objects.select_for_update().get(pk=transaction.pk)
+    locked = CollectionTransaction.objects.select_for_update().get(pk=collection.pk)
     kept = [*(locked.provider_responses or []), *(e.as_dict() for e in exchanges)]
     locked.provider_responses = kept[-PROVIDER_RESPONSES_KEPT:]
     locked.save(update_fields=["provider_responses", "updated_at"])
 
 
 def transaction_provider_verify(
-    *, transaction: CollectionTransaction, source: str = ConfirmationSource.PROVIDER_VERIFY
+    *, collection: CollectionTransaction, source: str = ConfirmationSource.PROVIDER_VERIFY
 ) -> ConfirmationResult | None:
     """Asks the live provider what happened to the transaction and confirms that outcome
     through ``transaction_confirm`` (paid only when the provider's amount equals
@@ -601,34 +577,34 @@ def transaction_provider_verify(
 
     Raises ``ServiceUnavailableError`` when the provider cannot be asked (try again later).
     """
-    if transaction.is_terminal:
+    if collection.is_final:
         return None
-    provider_name = collection_provider_name(transaction.mode)
+    provider_name = collection_provider_name(collection.mode)
     if provider_name == SANDBOX:
         raise ApplicationError("Test-mode transactions are confirmed on the hosted checkout")
     provider = collection_provider_get(provider_name)
     try:
-        verified = provider.verify(reference=transaction.reference)
+        verified = provider.verify(reference=collection.reference)
     except ProviderUnavailableError as error:
-        logger.warning("verify %s with %s failed: %s", transaction.reference, provider_name, error)
+        logger.warning("verify %s with %s failed: %s", collection.reference, provider_name, error)
         raise ServiceUnavailableError("The payment provider is unavailable; retry later") from error
-    _provider_responses_append(transaction=transaction, exchanges=verified.raw)
+    _provider_responses_append(collection=collection, exchanges=verified.raw)
     if verified.status == VerifiedStatus.PENDING:
         return None
-    if verified.currency and verified.currency != transaction.currency:
+    if verified.currency and verified.currency != collection.currency:
         logger.error(
             "verify %s: provider currency %s differs from %s; not applied",
-            transaction.reference,
+            collection.reference,
             verified.currency,
-            transaction.currency,
+            collection.currency,
         )
         return None
     paid = verified.status == VerifiedStatus.PAID
     if paid and verified.amount_paid is None:
-        logger.error("verify %s: paid without an amount; not applied", transaction.reference)
+        logger.error("verify %s: paid without an amount; not applied", collection.reference)
         return None
     return transaction_confirm(
-        transaction=transaction,
+        collection=collection,
         outcome=PaymentStatus.PAID if paid else PaymentStatus.FAILED,
         gateway_reference=verified.gateway_reference or None,
         gateway_used=provider.name,

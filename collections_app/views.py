@@ -113,41 +113,41 @@ class CheckoutView(View):
         return found
 
     @staticmethod
-    def sandbox(transaction: CollectionTransaction) -> bool:
-        return collection_provider_name(transaction.mode) == SANDBOX
+    def sandbox(collection: CollectionTransaction) -> bool:
+        return collection_provider_name(collection.mode) == SANDBOX
 
     def page(
         self,
         request: HttpRequest,
-        transaction: CollectionTransaction,
+        collection: CollectionTransaction,
         *,
         status: int = 200,
         form: CardPaymentForm | None = None,
         error: str = "",
     ) -> HttpResponse:
-        pending = transaction.payment_status == PaymentStatus.PENDING
-        sandbox = self.sandbox(transaction)
-        own_page = f"/checkout/{transaction.reference}"
-        provider_url = transaction.authorization_url or ""
-        title, detail = RESULT_TEXT.get(transaction.payment_status, ("", ""))
+        pending = collection.payment_status == PaymentStatus.PENDING
+        sandbox = self.sandbox(collection)
+        own_page = f"/checkout/{collection.reference}"
+        provider_url = collection.authorization_url or ""
+        title, detail = RESULT_TEXT.get(collection.payment_status, ("", ""))
         context = {
-            "transaction": transaction,
-            "business_name": transaction.business.business_name,
-            "merchant_name": transaction.merchant.name,
-            "item_name": transaction.payment_item.name,
-            "amount": naira(transaction.amount),
-            "fee": naira(transaction.transaction_fee),
-            "total": naira(transaction.amount_to_be_paid),
-            "reference": transaction.reference,
-            "status": transaction.payment_status,
+            "transaction": collection,
+            "business_name": collection.business.business_name,
+            "merchant_name": collection.merchant.name,
+            "item_name": collection.payment_item.name,
+            "amount": naira(collection.amount),
+            "fee": naira(collection.transaction_fee),
+            "total": naira(collection.amount_to_be_paid),
+            "reference": collection.reference,
+            "status": collection.payment_status,
             "pending": pending,
             "test_mode": sandbox,
-            "show_card_form": sandbox and pending and transaction.channel == Channel.CARD,
+            "show_card_form": sandbox and pending and collection.channel == Channel.CARD,
             "show_transfer": (
                 sandbox
                 and pending
-                and transaction.channel in TRANSFER_CHANNELS
-                and bool(transaction.virtual_account_number)
+                and collection.channel in TRANSFER_CHANNELS
+                and bool(collection.virtual_account_number)
             ),
             "show_cancel": sandbox and pending,
             "provider_url": (
@@ -161,61 +161,61 @@ class CheckoutView(View):
                 ""
                 if pending
                 else callback_redirect_url(
-                    transaction.callback_url,
-                    reference=transaction.reference,
-                    status=transaction.payment_status,
+                    collection.callback_url,
+                    reference=collection.reference,
+                    status=collection.payment_status,
                 )
             ),
-            "card": (transaction.meta_data or {}).get("card"),
+            "card": (collection.meta_data or {}).get("card"),
             "form_errors": form.errors if form is not None else {},
             "error": error,
             "test_card_paid": _group_digits(TEST_CARD_PAID),
             "test_card_declined": _group_digits(TEST_CARD_DECLINED),
-            "expires_at": transaction.expires_at,
+            "expires_at": collection.expires_at,
         }
         return render(request, PAGE_TEMPLATE, context, status=status)
 
     def refusal(
-        self, request: HttpRequest, transaction: CollectionTransaction, *, channels: frozenset
+        self, request: HttpRequest, collection: CollectionTransaction, *, channels: frozenset
     ) -> HttpResponse | None:
         """The page with a message when this POST cannot be accepted, else ``None``."""
-        if transaction.payment_status != PaymentStatus.PENDING:
+        if collection.payment_status != PaymentStatus.PENDING:
             return self.page(
                 request,
-                transaction,
+                collection,
                 status=409,
                 error="This payment is already complete; nothing more can be done here.",
             )
-        if not self.sandbox(transaction):
+        if not self.sandbox(collection):
             return self.page(
                 request,
-                transaction,
+                collection,
                 status=403,
                 error="Test-mode payment options are not available for live payments.",
             )
-        if transaction.channel not in channels:
+        if collection.channel not in channels:
             return self.page(
                 request,
-                transaction,
+                collection,
                 status=400,
                 error="This payment method is not available for this payment.",
             )
         return None
 
     def outcome(self, request: HttpRequest, result: ConfirmationResult) -> HttpResponse:
-        transaction = self.load(result.transaction.reference)
+        collection = self.load(result.transaction.reference)
         if not result.applied:
             return self.page(
                 request,
-                transaction,
+                collection,
                 status=409,
                 error="This payment is already complete; nothing more can be done here.",
             )
         return HttpResponseSeeOther(
             callback_redirect_url(
-                transaction.callback_url,
-                reference=transaction.reference,
-                status=transaction.payment_status,
+                collection.callback_url,
+                reference=collection.reference,
+                status=collection.payment_status,
             )
         )
 
@@ -232,17 +232,17 @@ class CheckoutCardPayView(CheckoutView):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest, reference: str) -> HttpResponse:
-        transaction = self.load(reference)
-        refused = self.refusal(request, transaction, channels=frozenset({Channel.CARD}))
+        collection = self.load(reference)
+        refused = self.refusal(request, collection, channels=frozenset({Channel.CARD}))
         if refused is not None:
             return refused
         form = CardPaymentForm(request.POST)
         if not form.is_valid():
-            return self.page(request, transaction, status=400, form=form)
+            return self.page(request, collection, status=400, form=form)
         outcome = form.test_outcome()
         if outcome is None:
-            return self.page(request, transaction, status=400, error=NOT_A_TEST_CARD)
-        result = checkout_card_pay(transaction=transaction, outcome=outcome, card=form.summary())
+            return self.page(request, collection, status=400, error=NOT_A_TEST_CARD)
+        result = checkout_card_pay(collection=collection, outcome=outcome, card=form.summary())
         return self.outcome(request, result)
 
 
@@ -250,22 +250,22 @@ class CheckoutTransferSimulateView(CheckoutView):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest, reference: str) -> HttpResponse:
-        transaction = self.load(reference)
-        refused = self.refusal(request, transaction, channels=TRANSFER_CHANNELS)
+        collection = self.load(reference)
+        refused = self.refusal(request, collection, channels=TRANSFER_CHANNELS)
         if refused is not None:
             return refused
-        return self.outcome(request, checkout_transfer_simulate(transaction=transaction))
+        return self.outcome(request, checkout_transfer_simulate(collection=collection))
 
 
 class CheckoutCancelView(CheckoutView):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest, reference: str) -> HttpResponse:
-        transaction = self.load(reference)
-        refused = self.refusal(request, transaction, channels=frozenset(Channel.values))
+        collection = self.load(reference)
+        refused = self.refusal(request, collection, channels=frozenset(Channel.values))
         if refused is not None:
             return refused
-        return self.outcome(request, checkout_cancel(transaction=transaction))
+        return self.outcome(request, checkout_cancel(collection=collection))
 
 
 class CheckoutReturnView(CheckoutView):
@@ -275,19 +275,19 @@ class CheckoutReturnView(CheckoutView):
     http_method_names = ["get", "head"]
 
     def get(self, request: HttpRequest, reference: str) -> HttpResponse:
-        transaction = self.load(reference)
-        if transaction.payment_status == PaymentStatus.PENDING and not self.sandbox(transaction):
+        collection = self.load(reference)
+        if collection.payment_status == PaymentStatus.PENDING and not self.sandbox(collection):
             try:
-                transaction_provider_verify(transaction=transaction)
+                transaction_provider_verify(collection=collection)
             except ApplicationError as error:
                 logger.warning("checkout return %s: verify failed (%s)", reference, error)
-            transaction = self.load(reference)
-        if transaction.payment_status == PaymentStatus.PENDING and self.sandbox(transaction):
+            collection = self.load(reference)
+        if collection.payment_status == PaymentStatus.PENDING and self.sandbox(collection):
             return HttpResponseSeeOther(f"/checkout/{reference}")
         return HttpResponseSeeOther(
             callback_redirect_url(
-                transaction.callback_url,
-                reference=transaction.reference,
-                status=transaction.payment_status,
+                collection.callback_url,
+                reference=collection.reference,
+                status=collection.payment_status,
             )
         )

@@ -1,4 +1,4 @@
-"""The payout state machine (spec §3.1): one map of allowed transitions, checked in one place.
+"""The payout state machine: one map of allowed transitions, checked in one place.
 
     reserved ──▶ processing ──▶ dispatched ──▶ successful
                      │              │  ▲ │
@@ -12,14 +12,21 @@
 * ``dispatched → successful | failed | ambiguous``: the provider's answer, or a requery.
 * ``ambiguous → successful | failed``: a requery or a manual resolution settled it.
 
-``successful`` and ``failed`` are final: nothing leaves them.
+``successful`` and ``failed`` are final (``payouts.models.FINAL_STATUSES``): nothing leaves
+them. Any other move raises ``IllegalTransitionError`` (``core.state_machine``), a 409 conflict.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
+from core import state_machine
+from core.state_machine import IllegalTransitionError
 from payouts.models import Payout, PayoutStatus
+
+__all__ = ["ALLOWED_TRANSITIONS", "IllegalTransitionError", "payout_transition", "transition_check"]
+
+SUBJECT = "payout"
 
 ALLOWED_TRANSITIONS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
@@ -35,19 +42,11 @@ ALLOWED_TRANSITIONS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
 )
 
 
-class IllegalTransitionError(Exception):
-    """A payout was asked to move to a status its current status does not allow."""
-
-    def __init__(self, from_status: str, to_status: str) -> None:
-        super().__init__(f"payout cannot move from {from_status} to {to_status}")
-        self.from_status = from_status
-        self.to_status = to_status
-
-
 def transition_check(*, from_status: str, to_status: str) -> None:
     """Raises ``IllegalTransitionError`` unless ``from_status → to_status`` is allowed."""
-    if to_status not in ALLOWED_TRANSITIONS.get(from_status, frozenset()):
-        raise IllegalTransitionError(from_status, to_status)
+    state_machine.transition_check(
+        allowed=ALLOWED_TRANSITIONS, subject=SUBJECT, from_status=from_status, to_status=to_status
+    )
 
 
 def payout_transition(*, payout: Payout, to_status: str) -> None:

@@ -1,5 +1,5 @@
-"""Collection routes (spec §4.10-4.12), the test-mode completion helper and the live
-provider's webhook."""
+"""Collection routes (initialize, status check, search), the test-mode completion helper and
+the live provider's webhook."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from collections_app.api.serializers import (
     TransactionStatusOutputSerializer,
 )
 from collections_app.models import ConfirmationSource
-from collections_app.providers.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from collections_app.selectors import (
     transaction_get,
     transaction_get_for_provider,
@@ -37,6 +36,7 @@ from collections_app.services import (
 from core.api.base import ForbiddenMerchantApi
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
+from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from merchants.models import Mode
 
 logger = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
         if found is None:
             raise NotFoundError(TRANSACTION_NOT_FOUND)
         result = transaction_confirm(
-            transaction=found,
+            collection=found,
             outcome=serializer.validated_data["outcome"],
             gateway_reference=f"SBX_{secrets.token_hex(8).upper()}",
             gateway_used=SANDBOX_GATEWAY,
@@ -196,13 +196,13 @@ class PaystackWebhookApi(APIView):
         if found is None:
             logger.warning("paystack webhook %s for unknown reference %r", event, reference[:60])
             return EnvelopeResponse(None, message="Event ignored: unknown reference")
-        if found.is_terminal:
+        if found.is_final:
             return EnvelopeResponse(
                 {"reference": found.reference, "payment_status": found.payment_status},
                 message="Event already processed",
             )
         result = transaction_provider_verify(
-            transaction=found, source=ConfirmationSource.PROVIDER_WEBHOOK
+            collection=found, source=ConfirmationSource.PROVIDER_WEBHOOK
         )
         status = result.transaction.payment_status if result else found.payment_status
         return EnvelopeResponse(

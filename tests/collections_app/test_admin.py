@@ -50,7 +50,7 @@ def _paid_event(**factory_kwargs):  # type: ignore[no-untyped-def]
     from collections_app.services import transaction_confirm
 
     txn = CollectionTransactionFactory(**factory_kwargs)
-    transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID)
+    transaction_confirm(collection=txn, outcome=PaymentStatus.PAID)
     return Event.objects.get(transaction=txn)
 
 

@@ -79,7 +79,7 @@ def test_parallel_paid_and_failed_confirmations_apply_exactly_one() -> None:
     txn = CollectionTransactionFactory()
 
     def confirm(outcome: str) -> Callable[[], bool]:
-        return lambda: transaction_confirm(transaction=txn, outcome=outcome).applied
+        return lambda: transaction_confirm(collection=txn, outcome=outcome).applied
 
     results = run_together([confirm(PaymentStatus.PAID), confirm(PaymentStatus.FAILED)] * 2)
     assert sorted(results) == [False, False, False, True], results
@@ -95,7 +95,7 @@ def test_expiry_racing_a_payment_leaves_one_consistent_outcome() -> None:
     results = run_together(
         [
             lambda: transactions_expire_due().expired,
-            lambda: transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID).applied,
+            lambda: transaction_confirm(collection=txn, outcome=PaymentStatus.PAID).applied,
         ]
     )
     txn.refresh_from_db()

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 
 def confirm(txn, outcome: str = PaymentStatus.PAID):  # type: ignore[no-untyped-def]
-    return transaction_confirm(transaction=txn, outcome=outcome, gateway_reference="SBX_1")
+    return transaction_confirm(collection=txn, outcome=outcome, gateway_reference="SBX_1")
 
 
 @pytest.mark.parametrize(

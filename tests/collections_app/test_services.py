@@ -21,15 +21,17 @@ from collections_app.models import (
     TransactionAttempt,
 )
 from collections_app.services import (
-    ALLOWED_TRANSITIONS,
     CustomerInfo,
-    InvalidTransitionError,
     SubaccountAmount,
     customer_upsert,
     transaction_confirm,
     transaction_expire,
     transaction_initialize,
     transactions_expire_due,
+)
+from collections_app.state_machine import (
+    ALLOWED_TRANSITIONS,
+    IllegalTransitionError,
     transition_allowed,
 )
 from core.exceptions import ApplicationError, ConflictError
@@ -411,14 +413,14 @@ def test_status_transition_applies_only_allowed_pairs(from_status: str, to_statu
     now = timezone.now()
     changes = {"paid_at": now} if to_status == PaymentStatus.PAID else None
     if transition_allowed(from_status=from_status, to_status=to_status):
-        services._status_transition(transaction=txn, to_status=to_status, now=now, changes=changes)
+        services._status_transition(collection=txn, to_status=to_status, now=now, changes=changes)
         txn.refresh_from_db()
         assert txn.payment_status == to_status
         assert txn.status_changed_at == now
     else:
-        with pytest.raises(InvalidTransitionError):
+        with pytest.raises(IllegalTransitionError):
             services._status_transition(
-                transaction=txn, to_status=to_status, now=now, changes=changes
+                collection=txn, to_status=to_status, now=now, changes=changes
             )
         txn.refresh_from_db()
         assert txn.payment_status == from_status
@@ -430,9 +432,9 @@ def status_changes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str]
     calls: list[tuple[str, str, str]] = []
     original = services.transaction_status_changed
 
-    def recording(*, transaction: CollectionTransaction, previous_status: str) -> None:
-        calls.append((transaction.reference, previous_status, transaction.payment_status))
-        original(transaction=transaction, previous_status=previous_status)
+    def recording(*, collection: CollectionTransaction, previous_status: str) -> None:
+        calls.append((collection.reference, previous_status, collection.payment_status))
+        original(collection=collection, previous_status=previous_status)
 
     monkeypatch.setattr(services, "transaction_status_changed", recording)
     return calls
@@ -441,7 +443,7 @@ def status_changes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str]
 def test_paid_confirmation_sets_the_payment_fields(status_changes) -> None:
     txn = CollectionTransactionFactory()
     result = transaction_confirm(
-        transaction=txn,
+        collection=txn,
         outcome=PaymentStatus.PAID,
         gateway_reference="SBX_1",
         gateway_used="sandbox",
@@ -463,7 +465,7 @@ def test_paid_confirmation_sets_the_payment_fields(status_changes) -> None:
 @pytest.mark.parametrize("outcome", [PaymentStatus.FAILED, PaymentStatus.CANCELLED])
 def test_unsuccessful_confirmation_leaves_paid_fields_empty(outcome: str, status_changes) -> None:
     txn = CollectionTransactionFactory()
-    result = transaction_confirm(transaction=txn, outcome=outcome, gateway_reference="SBX_2")
+    result = transaction_confirm(collection=txn, outcome=outcome, gateway_reference="SBX_2")
     assert result.applied is True
     txn.refresh_from_db()
     assert txn.payment_status == outcome
@@ -482,7 +484,7 @@ def test_late_confirmation_is_recorded_not_applied(
         payment_status=status, paid_at=paid_at, gateway_reference="FIRST", no_of_attempts=1
     )
     result = transaction_confirm(
-        transaction=txn, outcome=outcome, gateway_reference="LATE", source="provider_webhook"
+        collection=txn, outcome=outcome, gateway_reference="LATE", source="provider_webhook"
     )
     assert result.applied is False
     txn.refresh_from_db()
@@ -501,7 +503,7 @@ def test_late_confirmation_is_recorded_not_applied(
 def test_paid_with_a_wrong_amount_is_not_applied() -> None:
     txn = CollectionTransactionFactory()
     result = transaction_confirm(
-        transaction=txn, outcome=PaymentStatus.PAID, amount_paid=Decimal("7000.00")
+        collection=txn, outcome=PaymentStatus.PAID, amount_paid=Decimal("7000.00")
     )
     assert result.applied is False
     txn.refresh_from_db()
@@ -512,7 +514,7 @@ def test_paid_with_a_wrong_amount_is_not_applied() -> None:
 def test_paid_with_the_right_amount_is_applied() -> None:
     txn = CollectionTransactionFactory()
     result = transaction_confirm(
-        transaction=txn, outcome=PaymentStatus.PAID, amount_paid=Decimal("7205.00")
+        collection=txn, outcome=PaymentStatus.PAID, amount_paid=Decimal("7205.00")
     )
     assert result.applied is True
 
@@ -520,7 +522,7 @@ def test_paid_with_the_right_amount_is_applied() -> None:
 def test_confirmation_meta_data_is_merged() -> None:
     txn = CollectionTransactionFactory(meta_data={"a": 1})
     transaction_confirm(
-        transaction=txn, outcome=PaymentStatus.PAID, meta_data={"card": {"last4": "4081"}}
+        collection=txn, outcome=PaymentStatus.PAID, meta_data={"card": {"last4": "4081"}}
     )
     txn.refresh_from_db()
     assert txn.meta_data == {"a": 1, "card": {"last4": "4081"}}
@@ -530,7 +532,7 @@ def test_confirmation_meta_data_is_merged() -> None:
 def test_confirmation_outcome_must_be_paid_failed_or_cancelled(outcome: str) -> None:
     txn = CollectionTransactionFactory()
     with pytest.raises(ApplicationError, match="outcome must be one of"):
-        transaction_confirm(transaction=txn, outcome=outcome)
+        transaction_confirm(collection=txn, outcome=outcome)
     assert not TransactionAttempt.objects.exists()
 
 
@@ -586,7 +588,7 @@ def test_expire_due_sweeps_only_due_pending_transactions() -> None:
 def test_payment_after_expiry_is_recorded_not_applied() -> None:
     txn = CollectionTransactionFactory(expires_at=timezone.now() - timedelta(minutes=1))
     transactions_expire_due()
-    result = transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID)
+    result = transaction_confirm(collection=txn, outcome=PaymentStatus.PAID)
     assert result.applied is False
     txn.refresh_from_db()
     assert txn.payment_status == PaymentStatus.EXPIRED

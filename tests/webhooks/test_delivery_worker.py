@@ -70,7 +70,7 @@ def test_worker_retries_until_the_receiver_answers(
         secret = "whsec_worker_e2e"
         WebhookSettingsFactory(merchant=merchant, url="", secret=secret)
         txn = CollectionTransactionFactory(merchant=merchant, callback_url=receiver.url("/hook"))
-        transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID)  # enqueued on commit
+        transaction_confirm(collection=txn, outcome=PaymentStatus.PAID)  # enqueued on commit
         delivery = WebhookDelivery.objects.get(event__transaction=txn)
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:
