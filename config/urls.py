@@ -2,15 +2,15 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core.api import views as core_views
+from config import health
 
 urlpatterns = [
-    path("healthz", core_views.healthz, name="healthz"),
-    path("readyz", core_views.readyz, name="readyz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),
-    path("api/v1/", include("core.api.urls")),
+    path("api/v1/", include("config.api_router")),
     path("checkout/", include("collections_app.urls")),
 ]
 

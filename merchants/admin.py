@@ -6,19 +6,21 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import ReadOnlyAdminMixin
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import secret_key_rotate, webhook_secret_rotate
 
 
-class SecretKeyInline(admin.TabularInline):
+class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """Keys are issued and revoked by rotation only."""
+
     model = SecretKey
+    allow_change = True
+    allow_delete = True
     extra = 0
     can_delete = False
     fields = ("mode", "prefix", "created_at", "revoked_at")
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(Merchant)
@@ -49,18 +51,13 @@ class MerchantAdmin(admin.ModelAdmin):
 
 
 @admin.register(SecretKey)
-class SecretKeyAdmin(admin.ModelAdmin):
+class SecretKeyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    allow_delete = True
     list_display = ("prefix", "merchant", "mode", "created_at", "revoked_at")
     list_filter = ("mode",)
     search_fields = ("prefix", "merchant__name")
     readonly_fields = ("merchant", "mode", "prefix", "created_at", "revoked_at")
     exclude = ("key_hash",)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(WebhookSettings)

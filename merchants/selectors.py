@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from merchants.keys import secret_key_hash
-from merchants.models import Merchant, SecretKey, WebhookSettings
+from merchants.models import SecretKey
 
 
 def secret_key_get_active(*, plaintext: str) -> SecretKey | None:
@@ -17,7 +17,3 @@ def secret_key_get_active(*, plaintext: str) -> SecretKey | None:
         )
         .first()
     )
-
-
-def webhook_settings_get(*, merchant: Merchant, mode: str) -> WebhookSettings | None:
-    return WebhookSettings.objects.filter(merchant=merchant, mode=mode).first()

@@ -14,6 +14,7 @@ from merchants.keys import (
     webhook_secret_generate,
 )
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
+from merchants.signals import merchant_created
 
 
 @dataclass(frozen=True)
@@ -44,13 +45,12 @@ def secret_key_issue(*, merchant: Merchant, mode: str) -> IssuedKey:
 
 @transaction.atomic
 def merchant_create(*, name: str, email: str) -> MerchantCreated:
-    """Creates the merchant with a test and a live key, and a wallet per mode."""
-    from wallets.services import wallets_create_for_merchant
-
+    """Creates the merchant with a test and a live key; ``merchant_created`` has the wallets app
+    open a wallet per mode in the same transaction."""
     merchant = Merchant.objects.create(name=name, email=email)
     test_key = secret_key_issue(merchant=merchant, mode=Mode.TEST)
     live_key = secret_key_issue(merchant=merchant, mode=Mode.LIVE)
-    wallets_create_for_merchant(merchant=merchant)
+    merchant_created.send(sender=Merchant, merchant=merchant)
     return MerchantCreated(merchant=merchant, test_key=test_key, live_key=live_key)
 
 

@@ -104,7 +104,7 @@ class Business(MerchantScoped):
 
 
 class CatalogueGroup(SoftDeletable):
-    """The fields categories and sub-categories share (§2.5 ``category_details``)."""
+    """The fields categories and sub-categories share (``category_details`` of a payment item)."""
 
     name = models.CharField(max_length=150)
     status = models.IntegerField(choices=CatalogueStatus.choices, default=CatalogueStatus.ACTIVE)

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from core.exceptions import NotFoundError
 from merchants.models import Merchant
-from payment_items.models import CatalogueStatus, PaymentItem, Subaccount, TransactionSplit
+from payment_items.models import CatalogueStatus, PaymentItem, Subaccount
 
 MAX_DATABASE_ID = 2**63 - 1
 
@@ -56,11 +56,3 @@ def subaccounts_get_by_codes(
         merchant=merchant, mode=mode, is_active=True, account_code__in=account_codes
     ).select_related("bank")
     return {row.account_code: row for row in rows}
-
-
-def transaction_split_get_with_shares(*, code: str) -> TransactionSplit | None:
-    return (
-        TransactionSplit.objects.filter(transaction_split_code=code)
-        .prefetch_related("shares__subaccount__bank")
-        .first()
-    )

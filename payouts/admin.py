@@ -24,6 +24,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from core.admin import ReadOnlyAdminMixin
 from core.exceptions import ApplicationError
 from core.money import format_amount
 from payouts.models import (
@@ -87,19 +88,14 @@ class BankFilter(admin.SimpleListFilter):
         return queryset
 
 
-class PayoutResolutionInline(admin.TabularInline):
+class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = PayoutResolution
+    allow_delete = True
     extra = 0
     can_delete = False
     fields = ("created_at", "resolved_by", "from_status", "to_status", "reason")
     readonly_fields = fields
     verbose_name_plural = "manual resolutions (audit log)"
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class PayoutResolveForm(forms.Form):
@@ -119,7 +115,8 @@ class PayoutResolveForm(forms.Form):
 
 
 @admin.register(Payout)
-class PayoutAdmin(admin.ModelAdmin):
+class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    allow_change = True  # the change page hosts the requery and resolution actions
     list_display = (
         "internal_reference",
         "merchant",
@@ -198,12 +195,6 @@ class PayoutAdmin(admin.ModelAdmin):
         for _title, options in self.fieldsets:
             names.extend(options["fields"])
         return names
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def save_model(self, request: HttpRequest, obj: Payout, form: Any, change: bool) -> None:
         """Never writes: a stale admin copy must not overwrite the worker's state changes.
@@ -404,7 +395,7 @@ class PayoutAdmin(admin.ModelAdmin):
 
 
 @admin.register(PayoutResolution)
-class PayoutResolutionAdmin(admin.ModelAdmin):
+class PayoutResolutionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """The audit log of manual resolutions: read-only."""
 
     list_display = ("payout", "from_status", "to_status", "resolved_by", "created_at")
@@ -413,18 +404,9 @@ class PayoutResolutionAdmin(admin.ModelAdmin):
     list_select_related = ("payout", "resolved_by")
     readonly_fields = ("payout", "from_status", "to_status", "reason", "resolved_by", "created_at")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(SandboxTransfer)
-class SandboxTransferAdmin(admin.ModelAdmin):
+class SandboxTransferAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """What the test-mode provider holds (read-only)."""
 
     list_display = (
@@ -439,12 +421,3 @@ class SandboxTransferAdmin(admin.ModelAdmin):
     )
     search_fields = ("=reference", "=transfer_code", "=account_number")
     readonly_fields = list_display
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,4 +1,4 @@
-"""Payouts: a transfer from a merchant wallet to a beneficiary bank account (spec §2.1, §3.1).
+"""Payouts: a transfer from a merchant wallet to a beneficiary bank account.
 
 A payout is created ``reserved`` (its total debit moved from available to reserved balance in the
 same transaction) and then moves through the state machine in ``payouts.state_machine``. The

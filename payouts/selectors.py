@@ -1,16 +1,21 @@
-"""Payout reads: the merchant's list and details, and what the sweepers must look at."""
+"""Payout reads: the quote, the merchant's list and details, and what the sweepers must look
+at."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet, Subquery
 
 from core.exceptions import NotFoundError
+from core.money import CURRENCY_NGN, round_amount
 from payouts.models import Payout, PayoutStatus
+from payouts.rules import payout_currency_validate
 from wallets.models import Wallet
+from wallets.selectors import payout_fee_calculate
 
 if TYPE_CHECKING:
     from merchants.models import Merchant
@@ -19,11 +24,32 @@ PAYOUT_NOT_FOUND_MESSAGE = "Payout not found"
 
 
 @dataclass(frozen=True)
+class PayoutQuote:
+    amount: Decimal
+    fee_amount: Decimal
+    total_debit_amount: Decimal
+    currency: str
+
+
+def payout_quote(*, amount: Decimal, currency: str = CURRENCY_NGN) -> PayoutQuote:
+    """Fee and total debit for a prospective payout; reserves nothing."""
+    payout_currency_validate(currency=currency)
+    fee_amount = payout_fee_calculate(amount=amount)
+    return PayoutQuote(
+        amount=round_amount(amount),
+        fee_amount=fee_amount,
+        total_debit_amount=round_amount(amount + fee_amount),
+        currency=CURRENCY_NGN,
+    )
+
+
+@dataclass(frozen=True)
 class PayoutListFilters:
     status: str | None = None
     created_from: datetime | None = None  # inclusive
     created_to: datetime | None = None  # inclusive
     reference: str | None = None
+    currency: str = CURRENCY_NGN
 
 
 def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
@@ -33,12 +59,13 @@ def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
 def payout_list(
     *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
 ) -> QuerySet[Payout]:
-    """The merchant's payouts of one mode, newest first.
+    """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400).
 
     Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
     and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order.
     """
     filters = filters or PayoutListFilters()
+    payout_currency_validate(currency=filters.currency)
     queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
     if filters.status:
         queryset = queryset.filter(status=filters.status)

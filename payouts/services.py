@@ -25,13 +25,17 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError, ConflictError
 from core.money import CURRENCY_NGN, format_amount
+from payouts import tasks
 from payouts.events import payout_event_emit
+from payouts.exceptions import DispatchDeferredError
 from payouts.models import FINAL_STATUSES, Payout, PayoutResolution, PayoutStatus
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.registry import provider_get, provider_name_for_mode
+from payouts.rules import payout_currency_validate
+from payouts.selectors import payout_ids_due_for_requery, payout_ids_stuck_for_dispatch
 from payouts.state_machine import payout_transition
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
-from wallets.selectors import bank_get_by_code, payout_fee_calculate, wallet_get
+from wallets.selectors import bank_resolve, payout_fee_calculate, wallet_get
 from wallets.services import (
     name_enquiry_resolve,
     wallet_capture,
@@ -44,16 +48,11 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
     from merchants.models import Merchant
-    from wallets.models import Bank
 
 logger = logging.getLogger(__name__)
 
-ONLY_NGN_MESSAGE = "Only NGN payouts are supported"
-BANK_UNRESOLVED_MESSAGE = "Beneficiary bank could not be resolved"
-BANK_ID_MISMATCH_MESSAGE = "bank_id: does not match bank_code"
 IDEMPOTENCY_CONFLICT_MESSAGE = "Idempotency key already used for a different payout request"
 NOT_ELIGIBLE_MESSAGE = "Payout is not eligible for status requery"
-NOT_FOUND_MESSAGE = "Payout not found"
 DEFAULT_FAILURE_MESSAGE = "Transfer failed"
 PROVIDER_RESPONSES_KEPT = 50
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1}
@@ -159,15 +158,6 @@ def _replay_if_key_used(
     return PayoutCreateResult(payout=earlier, duplicate=True)
 
 
-def _bank_resolve(*, bank_code: str, bank_id: int | None) -> Bank:
-    bank = bank_get_by_code(bank_code=bank_code)
-    if bank is None:
-        raise ApplicationError(BANK_UNRESOLVED_MESSAGE)
-    if bank_id is not None and bank_id != bank.pk:
-        raise ApplicationError(BANK_ID_MISMATCH_MESSAGE)
-    return bank
-
-
 def payout_create(
     *,
     merchant: Merchant,
@@ -187,9 +177,8 @@ def payout_create(
     requests with one key meet on the unique constraint (wallet, idempotency key): the later
     insert waits for the first, fails, and answers as a replay.
     """
-    if currency != CURRENCY_NGN:
-        raise ApplicationError(ONLY_NGN_MESSAGE)
-    bank = _bank_resolve(bank_code=bank_code, bank_id=bank_id)
+    payout_currency_validate(currency=currency)
+    bank = bank_resolve(bank_code=bank_code, bank_id=bank_id)
     narration = narration or None
     wallet = wallet_get(merchant=merchant, mode=mode)
     fingerprint = payout_fingerprint(
@@ -277,12 +266,10 @@ def _payout_insert(*, wallet_id: int, fields: dict[str, Any]) -> PayoutCreateRes
 def payout_dispatch_enqueue(*, payout_id: int) -> bool:
     """Queues the dispatch task. A broker outage must not fail an accepted payout: the payout
     stays ``reserved`` and the ``dispatch_stuck`` sweeper queues it later."""
-    from payouts.tasks import payout_dispatch_task
-
     try:
         # One quick retry, then give up: while the broker is down a create answers at once,
         # and the payout waits for the sweeper.
-        payout_dispatch_task.apply_async(args=[payout_id], retry_policy=PUBLISH_RETRY_POLICY)
+        tasks.payout_dispatch_task.apply_async(args=[payout_id], retry_policy=PUBLISH_RETRY_POLICY)
     except Exception:
         logger.exception(
             "could not enqueue dispatch of payout %s; the dispatch_stuck sweeper will", payout_id
@@ -355,10 +342,6 @@ def _settle(payout: Payout, result: TransferResult, *, now: datetime, from_reque
 
 
 # --- Dispatch ------------------------------------------------------------------------------
-
-
-class DispatchDeferredError(Exception):
-    """The provider was not reached; the payout stays ``processing`` for a later attempt."""
 
 
 class DispatchStep(StrEnum):
@@ -638,9 +621,6 @@ def payouts_requery_due(
     ``enqueue=True`` (Celery beat) leases each payout for a while and hands it to the worker;
     otherwise (management command) each is requeried here.
     """
-    from payouts.selectors import payout_ids_due_for_requery
-    from payouts.tasks import payout_requery_task
-
     now = now or timezone.now()
     report = SweepReport(name="requery_ambiguous")
     payout_ids = payout_ids_due_for_requery(now=now, limit=limit)
@@ -652,7 +632,7 @@ def payouts_requery_due(
     for index, payout_id in enumerate(payout_ids, start=1):
         try:
             if enqueue:
-                payout_requery_task.delay(payout_id)
+                tasks.payout_requery_task.delay(payout_id)
                 report.count("queued")
             else:
                 payout = Payout.objects.get(pk=payout_id)
@@ -679,9 +659,6 @@ def payouts_dispatch_stuck(
     """Dispatches ``reserved`` payouts whose dispatch message was lost (older than
     ``older_than``, default ``PAYOUT_DISPATCH_STUCK_AFTER``) and ``processing`` payouts whose
     claim went stale. Dispatch is idempotent, so racing the worker is harmless."""
-    from payouts.selectors import payout_ids_stuck_for_dispatch
-    from payouts.tasks import payout_dispatch_task
-
     now = now or timezone.now()
     report = SweepReport(name="dispatch_stuck")
     payout_ids = payout_ids_stuck_for_dispatch(
@@ -694,7 +671,9 @@ def payouts_dispatch_stuck(
     for index, payout_id in enumerate(payout_ids, start=1):
         try:
             if enqueue:
-                payout_dispatch_task.apply_async(args=[payout_id], kwargs={"allow_retry": False})
+                tasks.payout_dispatch_task.apply_async(
+                    args=[payout_id], kwargs={"allow_retry": False}
+                )
                 report.count("queued")
             else:
                 payout = payout_dispatch(payout_id=payout_id)

@@ -1,4 +1,7 @@
-"""Celery tasks: thin, idempotent wrappers around the payout services."""
+"""Celery tasks: thin, idempotent wrappers around the payout services.
+
+The services module imports this one to enqueue; the task bodies reach the services through the
+``services`` module, looked up when a task runs, so either module may be imported first."""
 
 from __future__ import annotations
 
@@ -7,14 +10,9 @@ import logging
 from celery import shared_task
 from django.db import OperationalError
 
+from payouts import services
+from payouts.exceptions import DispatchDeferredError
 from payouts.models import FINAL_STATUSES, Payout
-from payouts.services import (
-    DispatchDeferredError,
-    payout_dispatch,
-    payout_requery,
-    payouts_dispatch_stuck,
-    payouts_requery_due,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +30,7 @@ def payout_dispatch_task(self, payout_id: int, allow_retry: bool = True) -> str 
     """Sends a reserved payout to its provider. Does nothing unless the payout is ``reserved``
     (or ``processing`` with a stale claim), so duplicates and redeliveries are harmless."""
     try:
-        payout = payout_dispatch(payout_id=payout_id)
+        payout = services.payout_dispatch(payout_id=payout_id)
     except (DispatchDeferredError, OperationalError) as error:
         if not allow_retry:
             logger.warning(
@@ -50,7 +48,7 @@ def payout_requery_task(self, payout_id: int) -> str | None:
     if payout is None or payout.status in FINAL_STATUSES:
         return None
     try:
-        return payout_requery(payout=payout).status
+        return services.payout_requery(payout=payout).status
     except OperationalError as error:
         raise self.retry(exc=error, countdown=_countdown(self.request.retries)) from error
 
@@ -58,10 +56,10 @@ def payout_requery_task(self, payout_id: int) -> str | None:
 @shared_task
 def payouts_requery_due_task() -> str:
     """Celery beat: hand due requeries to the workers."""
-    return payouts_requery_due(enqueue=True).summary()
+    return services.payouts_requery_due(enqueue=True).summary()
 
 
 @shared_task
 def payouts_dispatch_stuck_task() -> str:
     """Celery beat: re-queue payouts whose dispatch was lost."""
-    return payouts_dispatch_stuck(enqueue=True).summary()
+    return services.payouts_dispatch_stuck(enqueue=True).summary()

@@ -14,6 +14,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from core.admin import ReadOnlyAdminMixin
+from core.exceptions import ApplicationError
 from wallets.models import (
     Bank,
     FeeSchedule,
@@ -23,13 +25,14 @@ from wallets.models import (
     Wallet,
     WalletStatus,
 )
-from wallets.services import wallet_status_set
-
-CENT = Decimal("0.01")
+from wallets.services import fee_tiers_validate, wallet_status_set
 
 
 @admin.register(Wallet)
-class WalletAdmin(admin.ModelAdmin):
+class WalletAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Wallets are created with their merchant and never deleted; only the status changes."""
+
+    allow_change = True
     list_display = (
         "id",
         "merchant",
@@ -61,12 +64,6 @@ class WalletAdmin(admin.ModelAdmin):
     readonly_fields = tuple(name for name in fields if name != "status")
     actions = ("activate_wallets", "deactivate_wallets")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # wallets are created with their merchant
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
     @admin.display(description="ledger")
     def ledger_link(self, obj: Wallet) -> str:
         url = reverse("admin:wallets_ledgerentry_changelist") + f"?wallet__id__exact={obj.pk}"
@@ -91,7 +88,7 @@ class WalletAdmin(admin.ModelAdmin):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "created_at",
@@ -115,18 +112,9 @@ class LedgerEntryAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in LedgerEntry._meta.fields]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
 
 @admin.register(FundingTransfer)
-class FundingTransferAdmin(admin.ModelAdmin):
+class FundingTransferAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "provider_reference",
         "wallet",
@@ -143,19 +131,9 @@ class FundingTransferAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in FundingTransfer._meta.fields]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
 
 class FeeTierFormSet(BaseInlineFormSet):
-    """Tiers of one schedule must start at 0.01, be contiguous and not overlap; only the last
-    may be open-ended."""
+    """The tiers kept by the form (not marked for deletion) must pass ``fee_tiers_validate``."""
 
     def clean(self) -> None:
         super().clean()
@@ -165,19 +143,10 @@ class FeeTierFormSet(BaseInlineFormSet):
             if not data or data.get("DELETE"):
                 continue
             tiers.append((data["min_amount"], data.get("max_amount")))
-        if not tiers:
-            raise ValidationError("A fee schedule needs at least one tier.")
-        tiers.sort(key=lambda tier: tier[0])
-        if tiers[0][0] > CENT:
-            raise ValidationError("The first tier must start at 0.01.")
-        for (low, high), (next_low, _next_high) in zip(tiers, tiers[1:], strict=False):
-            if high is None:
-                raise ValidationError(f"Only the last tier may be open-ended (tier from {low}).")
-            if next_low != high + CENT:
-                raise ValidationError(
-                    f"Tiers must be contiguous: after {high} the next tier starts at "
-                    f"{high + CENT}, not {next_low}."
-                )
+        try:
+            fee_tiers_validate(tiers=tiers)
+        except ApplicationError as error:
+            raise ValidationError(error.message) from error
 
 
 class FeeTierInline(admin.TabularInline):

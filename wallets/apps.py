@@ -46,12 +46,21 @@ def _fee_schedule_changed(sender: type, **kwargs: Any) -> None:
     transaction.on_commit(fee_schedule_cache_clear, using=kwargs.get("using"))
 
 
+def _merchant_wallets_open(sender: Any, merchant: Any, **kwargs: Any) -> None:
+    from wallets.services import wallets_create_for_merchant
+
+    wallets_create_for_merchant(merchant=merchant)
+
+
 class WalletsConfig(AppConfig):
     name = "wallets"
     verbose_name = "Wallets and ledger"
 
     def ready(self) -> None:
+        from merchants.signals import merchant_created
         from wallets.models import Bank, FeeSchedule, FeeTier
+
+        merchant_created.connect(_merchant_wallets_open, dispatch_uid="wallets_merchant_created")
 
         post_migrate.connect(_reference_data_ensure, sender=self, dispatch_uid="wallets_ref_data")
         post_save.connect(_bank_changed, sender=Bank, dispatch_uid="wallets_bank_saved")

@@ -1,4 +1,4 @@
-"""Wallet business-rule failures (spec §7); the API layer renders them as the error envelope."""
+"""Wallet business-rule failures ; the API layer renders them as the error envelope."""
 
 from __future__ import annotations
 

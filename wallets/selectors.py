@@ -1,4 +1,5 @@
-"""Wallet reads: wallets, ledger pages, totals, the bank list (cached) and the fee schedule."""
+"""Wallet reads: wallets, ledger pages, totals, the bank list (cached), bank resolution and the fee
+schedule."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 ZERO = Decimal("0.00")
 BANK_CACHE_KEY = "wallets:banks:active:v1"
 FEE_UNAVAILABLE_MESSAGE = "Payout fee could not be determined for this amount"
+BANK_NOT_RESOLVED_MESSAGE = "Beneficiary bank could not be resolved"
+BANK_ID_MISMATCH_MESSAGE = "bank_id: does not match bank_code"
 
 
 # --- Wallets and ledger ------------------------------------------------------------------------
@@ -80,22 +83,6 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         ledger_available=sums["ledger_available"],
         ledger_reserved=sums["ledger_reserved"],
     )
-
-
-@dataclass(frozen=True)
-class WalletReconciliation:
-    wallet_id: int
-    available_balance: Decimal
-    reserved_balance: Decimal
-    ledger_available: Decimal
-    ledger_reserved: Decimal
-
-    @property
-    def matches(self) -> bool:
-        return (
-            self.available_balance == self.ledger_available
-            and self.reserved_balance == self.ledger_reserved
-        )
 
 
 def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QuerySet[Wallet]:
@@ -164,7 +151,18 @@ def bank_get_by_code(*, bank_code: str) -> Bank | None:
     return _active_banks.get().by_code.get(bank_code)
 
 
-# --- Fee schedule and quote --------------------------------------------------------------------
+def bank_resolve(*, bank_code: str, bank_id: int | None = None) -> Bank:
+    """The active bank with this code, which must also have ``bank_id`` when one is given;
+    a 400 ``ApplicationError`` otherwise."""
+    bank = bank_get_by_code(bank_code=bank_code)
+    if bank is None:
+        raise ApplicationError(BANK_NOT_RESOLVED_MESSAGE)
+    if bank_id is not None and bank_id != bank.pk:
+        raise ApplicationError(BANK_ID_MISMATCH_MESSAGE)
+    return bank
+
+
+# --- Fee schedule ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -228,27 +226,3 @@ def payout_fee_calculate(*, amount: Decimal, at: datetime | None = None) -> Deci
                 return round_amount(tier.fee_amount)
         break
     raise ApplicationError(FEE_UNAVAILABLE_MESSAGE)
-
-
-@dataclass(frozen=True)
-class PayoutQuote:
-    amount: Decimal
-    fee_amount: Decimal
-    total_debit_amount: Decimal
-    currency: str
-
-
-ONLY_NGN_MESSAGE = "Only NGN payouts are supported"
-
-
-def payout_quote(*, amount: Decimal, currency: str = CURRENCY_NGN) -> PayoutQuote:
-    """Fee and total debit for a prospective payout; reserves nothing."""
-    if currency != CURRENCY_NGN:
-        raise ApplicationError(ONLY_NGN_MESSAGE)
-    fee_amount = payout_fee_calculate(amount=amount)
-    return PayoutQuote(
-        amount=round_amount(amount),
-        fee_amount=fee_amount,
-        total_debit_amount=round_amount(amount + fee_amount),
-        currency=CURRENCY_NGN,
-    )

@@ -1,12 +1,14 @@
-"""Wallet writes. This module is the only place balances change: every function locks the wallet
-row with ``select_for_update()`` inside ``transaction.atomic()`` and writes the ledger entry that
-explains the change in the same transaction.
+"""Wallet writes, and the rules a fee schedule must keep. This module is the only place balances
+change: every function locks the wallet row with ``select_for_update()`` inside
+``transaction.atomic()`` and writes the ledger entry that explains the change in the same
+transaction.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -400,10 +402,36 @@ def funding_receive(
     )
 
 
+# --- Fee schedule ------------------------------------------------------------------------------
+
+FEE_TIER_STEP = Decimal("0.01")
+
+
+def fee_tiers_validate(*, tiers: Iterable[tuple[Decimal, Decimal | None]]) -> None:
+    """Checks the ``(min_amount, max_amount)`` tiers of one fee schedule, in any order: at least
+    one, the first starting at 0.01, each starting one kobo after the previous one ends (no gap,
+    no overlap), and only the last open-ended (``max_amount`` None). Raises ``ApplicationError``
+    naming the first problem."""
+    ordered = sorted(tiers, key=lambda tier: tier[0])
+    if not ordered:
+        raise ApplicationError("A fee schedule needs at least one tier.")
+    if ordered[0][0] > FEE_TIER_STEP:
+        raise ApplicationError("The first tier must start at 0.01.")
+    for (low, high), (next_low, _next_high) in zip(ordered, ordered[1:], strict=False):
+        if high is None:
+            raise ApplicationError(f"Only the last tier may be open-ended (tier from {low}).")
+        if next_low != high + FEE_TIER_STEP:
+            raise ApplicationError(
+                f"Tiers must be contiguous: after {high} the next tier starts at "
+                f"{high + FEE_TIER_STEP}, not {next_low}."
+            )
+
+
 __all__ = [
     "FundingResult",
     "NameEnquiryResult",
     "beneficiary_account_number_validate",
+    "fee_tiers_validate",
     "funding_receive",
     "name_enquiry_resolve",
     "wallet_capture",

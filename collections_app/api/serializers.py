@@ -1,4 +1,5 @@
-"""Input and output shapes of the collection routes (spec §2.6, §4.10-4.12)."""
+"""Input and output shapes of the collection routes (initialize, status check, search and the
+test-mode completion helper)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rest_framework import serializers
 
 from collections_app.models import Channel, CollectionTransaction
 from collections_app.services import CONFIRMATION_OUTCOMES, CustomerInfo, SubaccountAmount
-from core.api.fields import AmountField, MoneyField, StrictSerializer
+from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import MAX_AMOUNT
 from payment_items.api.serializers import PaymentItemDetailOutputSerializer
 
@@ -28,17 +29,6 @@ class StrictObjectSerializer(StrictSerializer):
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise serializers.ValidationError({"non_field_errors": ["must be a JSON object"]})
-        return super().to_internal_value(data)
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string only: numbers and booleans are refused rather than converted."""
-
-    default_error_messages = {"invalid": "must be a string"}
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
         return super().to_internal_value(data)
 
 
@@ -168,7 +158,8 @@ class PaymentInstructionsSerializer(serializers.Serializer):
 
 
 class TransactionInitializeOutputSerializer(serializers.Serializer):
-    """The seven fields of §2.6; bank transfers add ``payment_instructions``."""
+    """The seven fields of every initialization answer; bank transfers add
+    ``payment_instructions``."""
 
     payment_status = serializers.CharField()
     authorization_url = serializers.CharField(allow_null=True)

@@ -155,7 +155,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, 2_621_440)
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_AUTHENTICATION_CLASSES": ["core.api.authentication.SecretKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["merchants.authentication.SecretKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",

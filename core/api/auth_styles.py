@@ -1,4 +1,4 @@
-"""Authentication-failure styles and messages (spec §5, §7). Imports nothing from DRF views."""
+"""Authentication-failure styles and messages. Imports nothing from DRF views."""
 
 from enum import StrEnum
 

@@ -1,16 +1,13 @@
-"""Base classes for the merchant API views, one per authentication-failure style (spec §5)."""
+"""Base classes for the merchant API views, one per authentication-failure style."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.api.auth_styles import AuthErrorStyle
-
-if TYPE_CHECKING:
-    from merchants.models import Merchant
 
 
 class MerchantApi(APIView):
@@ -19,8 +16,9 @@ class MerchantApi(APIView):
     auth_error_style = AuthErrorStyle.UNAUTHORIZED
 
     @staticmethod
-    def merchant(request: Request) -> Merchant:
-        return request.user  # type: ignore[return-value]
+    def merchant(request: Request) -> Any:
+        """The merchant the secret key authenticated (``merchants.models.Merchant``)."""
+        return request.user
 
     @staticmethod
     def mode(request: Request) -> str:

@@ -1,4 +1,5 @@
-"""Serializer fields shared by every app: amounts in and out as strings."""
+"""Serializer fields shared by every app: amounts in and out as strings, strict strings, and
+serializers that refuse unknown fields."""
 
 from __future__ import annotations
 
@@ -43,6 +44,25 @@ class MoneyField(serializers.Field):
 
     def to_representation(self, value: Decimal) -> str:
         return format_amount(value)
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only: numbers, booleans and objects are refused rather than converted, and
+    so is text that cannot be stored (lone surrogates)."""
+
+    default_error_messages = {
+        "not_a_string": "must be a string",
+        "not_text": "must be valid Unicode text",
+    }
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates cannot be stored
+            self.fail("not_text")
+        return super().to_internal_value(data)
 
 
 class StrictSerializer(serializers.Serializer):

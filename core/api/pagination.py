@@ -1,4 +1,4 @@
-"""Page/limit pagination with the §4.5 pagination object."""
+"""Page/limit pagination with the pagination object of the payout list."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.db.models.query import ModelIterable
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 DEFAULT_LIMIT = 50
@@ -112,3 +113,8 @@ def pagination_schema() -> dict[str, Any]:
             "has_previous_page",
         ],
     }
+
+
+@extend_schema_field(pagination_schema())
+class PaginationField(serializers.JSONField):
+    """The pagination object of a page response (documentation only)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
 from core.api.auth_styles import AuthErrorStyle
@@ -78,18 +77,3 @@ class EnvelopeAutoSchema(AutoSchema):
         for status_code in sorted(extra):
             responses.setdefault(str(status_code), _error_response(status_code, ERROR_ENVELOPE_REF))
         return operation
-
-
-class SecretKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-    """Describes bearer secret-key authentication as the ``SecretKeyAuth`` scheme."""
-
-    target_class = "core.api.authentication.SecretKeyAuthentication"
-    name = "SecretKeyAuth"
-
-    def get_security_definition(self, auto_schema: AutoSchema) -> dict[str, Any]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "Authorization: Bearer sk_test_... or sk_live_... (the mode comes "
-            "from the key)",
-        }

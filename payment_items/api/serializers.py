@@ -1,4 +1,4 @@
-"""Output shapes of the payment-item routes (spec §2.5): list view and detail view."""
+"""Output shapes of the payment-item routes: list view and detail view."""
 
 from __future__ import annotations
 

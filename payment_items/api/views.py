@@ -1,4 +1,4 @@
-"""Payment-item routes (spec §4.8, §4.9). Authentication failures answer the bare 403 body."""
+"""Payment-item routes. Authentication failures answer the bare 403 body."""
 
 from __future__ import annotations
 

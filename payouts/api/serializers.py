@@ -1,4 +1,4 @@
-"""Input and output serializers for the payout routes (spec §2.1, §4.4–4.7)."""
+"""Input and output serializers for the payout routes."""
 
 from __future__ import annotations
 
@@ -9,29 +9,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
-from core.api.fields import AmountField, MoneyField, StrictSerializer
+from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import CURRENCY_NGN
 from payouts.models import PayoutStatus
 
 STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers, booleans and objects instead of coercing them."""
-
-    default_error_messages = {
-        "not_a_string": "must be a string",
-        "not_text": "must be valid Unicode text",
-    }
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        try:
-            data.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates cannot be stored
-            self.fail("not_text")
-        return super().to_internal_value(data)
 
 
 class StrictPositiveIntegerField(serializers.IntegerField):
@@ -48,6 +30,23 @@ class StrictPositiveIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+# --- Quote -----------------------------------------------------------------------------------
+
+
+class PayoutQuoteInputSerializer(StrictSerializer):
+    amount = AmountField()
+    currency = StrictCharField(
+        required=False, default=CURRENCY_NGN, allow_blank=True, trim_whitespace=False
+    )
+
+
+class PayoutQuoteOutputSerializer(serializers.Serializer):
+    amount = MoneyField()
+    fee_amount = MoneyField()
+    total_debit_amount = MoneyField()
+    currency = serializers.CharField()
 
 
 # --- Create ----------------------------------------------------------------------------------
@@ -117,7 +116,7 @@ class IsoDateTimeParamField(serializers.Field):
 
 
 class PayoutListParamsSerializer(serializers.Serializer):
-    """§4.5 filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+    """The payout list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
 
     currency = serializers.CharField(required=False, default=CURRENCY_NGN)
     status = serializers.ChoiceField(
@@ -147,7 +146,7 @@ class BeneficiaryOutputSerializer(serializers.Serializer):
 
 
 class PayoutOutputSerializer(serializers.Serializer):
-    """The Payout resource of spec §2.1."""
+    """The Payout resource."""
 
     id = serializers.IntegerField()
     internal_reference = serializers.CharField()

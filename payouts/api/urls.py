@@ -1,8 +1,18 @@
 from django.urls import path
 
-from payouts.api.views import PayoutDetailApi, PayoutListCreateApi, PayoutRequeryApi
+from payouts.api.views import (
+    PayoutDetailApi,
+    PayoutListCreateApi,
+    PayoutQuoteApi,
+    PayoutRequeryApi,
+)
 
 urlpatterns = [
+    path(
+        "transactions/in/merchant-wallet/payouts/quote",
+        PayoutQuoteApi.as_view(),
+        name="payout-quote",
+    ),
     path("transactions/in/merchant-wallet/payouts", PayoutListCreateApi.as_view(), name="payouts"),
     path(
         "transactions/in/merchant-wallet/payouts/<int:payout_id>",

@@ -1,5 +1,6 @@
-"""Payout routes (spec §4.4–4.7). Views parse input, call one service or selector, serialize
-the result; the business rules live in ``payouts.services``."""
+"""Payout routes and the payout quote. Views parse input, call one service or
+selector, serialize the result; the business rules live in ``payouts.services`` and
+``payouts.rules``."""
 
 from __future__ import annotations
 
@@ -7,26 +8,24 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    extend_schema_field,
     inline_serializer,
 )
-from rest_framework import serializers
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, paginate, pagination_schema
+from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse
-from core.exceptions import ApplicationError
-from core.money import CURRENCY_NGN
 from payouts.api.serializers import (
     PayoutCreateInputSerializer,
     PayoutCreateOutputSerializer,
     PayoutListParamsSerializer,
     PayoutOutputSerializer,
+    PayoutQuoteInputSerializer,
+    PayoutQuoteOutputSerializer,
 )
 from payouts.models import PayoutStatus
-from payouts.selectors import PayoutListFilters, payout_get, payout_list
-from payouts.services import ONLY_NGN_MESSAGE, payout_create, payout_requery
+from payouts.selectors import PayoutListFilters, payout_get, payout_list, payout_quote
+from payouts.services import payout_create, payout_requery
 
 CREATED_MESSAGE = "Payout accepted for processing"
 DUPLICATE_MESSAGE = "Payout request already accepted"
@@ -36,13 +35,25 @@ REQUERY_AMBIGUOUS_MESSAGE = "Payout status is not yet conclusive; funds remain r
 REQUERY_PENDING_MESSAGE = "Payout is still being processed; funds remain reserved"
 
 
-@extend_schema_field(pagination_schema())
-class PaginationField(serializers.JSONField):
-    """The §4.5 pagination object (documentation only)."""
+class PayoutQuoteApi(MerchantApi):
+    """Fee and total debit for a prospective payout; reserves nothing."""
+
+    @extend_schema(
+        operation_id="payout_quote",
+        request=PayoutQuoteInputSerializer,
+        responses=PayoutQuoteOutputSerializer,
+    )
+    def post(self, request: Request) -> EnvelopeResponse:
+        serializer = PayoutQuoteInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        quote = payout_quote(**serializer.validated_data)
+        return EnvelopeResponse(
+            PayoutQuoteOutputSerializer(quote).data, message="Fee calculated successfully"
+        )
 
 
 class PayoutListCreateApi(MerchantApi):
-    """§4.4 create (POST) and §4.5 list (GET) on one path."""
+    """Create (POST) and list (GET) on one path."""
 
     error_statuses = (404, 409, 503)
 
@@ -94,8 +105,6 @@ class PayoutListCreateApi(MerchantApi):
         params = PayoutListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
-        if filters["currency"] != CURRENCY_NGN:
-            raise ApplicationError(ONLY_NGN_MESSAGE)
         page = paginate(
             payout_list(
                 merchant=self.merchant(request),
@@ -105,6 +114,7 @@ class PayoutListCreateApi(MerchantApi):
                     created_from=filters.get("from_date"),
                     created_to=filters.get("to_date"),
                     reference=filters.get("reference"),
+                    currency=filters["currency"],
                 ),
             ),
             **page_params.validated_data,
@@ -119,7 +129,7 @@ class PayoutListCreateApi(MerchantApi):
 
 
 class PayoutDetailApi(MerchantApi):
-    """§4.6: one payout of the merchant in the key's mode."""
+    """One payout of the merchant in the key's mode."""
 
     error_statuses = (404,)
 
@@ -134,7 +144,7 @@ class PayoutDetailApi(MerchantApi):
 
 
 class PayoutRequeryApi(MerchantApi):
-    """§4.7: asks the provider for the payout's status without resubmitting the transfer.
+    """Asks the provider for the payout's status without resubmitting the transfer.
 
     200 when the payout is final after the check (``successful``; or ``failed``, whose funds are
     back in the available balance); 202 while it is not conclusive (``ambiguous``, or still

@@ -1,4 +1,4 @@
-"""Initialize (§4.10), status check (§4.11), search (§4.12) and the test-mode completion helper."""
+"""Initialize, status check, search and the test-mode completion helper."""
 
 from __future__ import annotations
 

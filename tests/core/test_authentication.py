@@ -1,4 +1,4 @@
-"""Bearer authentication and the three failure shapes of spec §5/§7."""
+"""Bearer authentication and the three failure shapes of the interface specification."""
 
 from __future__ import annotations
 

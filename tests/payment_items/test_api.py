@@ -1,4 +1,4 @@
-"""GET /api/v1/transactions/in/payment-items and /payment-item/{id} (spec §2.5, §4.8, §4.9)."""
+"""GET /api/v1/transactions/in/payment-items and /payment-item/{id}."""
 
 from __future__ import annotations
 

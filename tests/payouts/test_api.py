@@ -1,4 +1,5 @@
-"""Payout routes, to the letter of spec §4.4–4.7 and §7: bodies, status codes, messages."""
+"""Payout routes, to the letter of the interface specification (docs/): bodies, status codes,
+messages."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def post_create(client: APIClient, body: dict[str, Any]) -> Any:
     return client.post(PAYOUTS_URL, json.dumps(body), content_type="application/json")
 
 
-# --- Create (§4.4) --------------------------------------------------------------------------
+# --- Create ------------------------------------------------------------------------------------
 
 
 def test_create_answers_202_with_the_payout(test_client, funded_wallet, payload) -> None:
@@ -298,7 +299,7 @@ def test_live_key_uses_the_live_wallet(live_client, funded_wallet, live_mode, pa
     assert funded_wallet.reserved_balance == Decimal("0.00")
 
 
-# --- List (§4.5) ----------------------------------------------------------------------------
+# --- List --------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -478,7 +479,7 @@ def test_list_with_live_key_shows_live_payouts(live_client, listed, live_wallet)
     assert list_ids(live_client.get(PAYOUTS_URL)) == [live_payout.pk]
 
 
-# --- Details (§4.6) -------------------------------------------------------------------------
+# --- Details -----------------------------------------------------------------------------------
 
 
 def test_details(test_client, listed, django_assert_num_queries) -> None:
@@ -514,7 +515,7 @@ def test_non_numeric_id_is_404(test_client) -> None:
     assert response.json()["status"] is False
 
 
-# --- Requery (§4.7) -------------------------------------------------------------------------
+# --- Requery -----------------------------------------------------------------------------------
 
 
 def create_and_dispatch(client: APIClient, body: dict[str, Any]) -> int:
@@ -609,7 +610,7 @@ def test_requery_answering_failed_is_200_failed(
     assert_wallet_balanced(live_mode)
 
 
-# --- Authentication (§5, §7) ----------------------------------------------------------------
+# --- Authentication ----------------------------------------------------------------------------
 
 
 ROUTES = [

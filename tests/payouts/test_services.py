@@ -13,12 +13,10 @@ from django.utils import timezone
 from core.exceptions import ApplicationError, ConflictError, ServiceUnavailableError
 from merchants.models import Mode
 from payouts.models import Payout, PayoutResolution, PayoutStatus, SandboxTransfer
+from payouts.rules import ONLY_NGN_MESSAGE
 from payouts.services import (
-    BANK_ID_MISMATCH_MESSAGE,
-    BANK_UNRESOLVED_MESSAGE,
     IDEMPOTENCY_CONFLICT_MESSAGE,
     NOT_ELIGIBLE_MESSAGE,
-    ONLY_NGN_MESSAGE,
     internal_reference_generate,
     payout_dispatch,
     payout_dispatch_claim,
@@ -31,7 +29,8 @@ from tests.payouts.helpers import assert_wallet_balanced, fund_wallet, reload
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
 from wallets.models import LedgerEntry, LedgerEntryType, WalletStatus
 from wallets.providers.sandbox import sandbox_account_name
-from wallets.selectors import bank_get_by_code
+from wallets.selectors import BANK_ID_MISMATCH_MESSAGE, bank_get_by_code
+from wallets.selectors import BANK_NOT_RESOLVED_MESSAGE as BANK_UNRESOLVED_MESSAGE
 from wallets.services import wallet_status_set
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ import responses
 from django.utils import timezone
 
 from merchants.models import Mode
+from payouts.exceptions import DispatchDeferredError
 from payouts.models import Payout, PayoutStatus
 from payouts.services import (
-    DispatchDeferredError,
     payout_dispatch,
     payout_dispatch_claim,
     payout_requery,

@@ -8,13 +8,16 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from payouts.selectors import payout_quote
 from tests.wallets.factories import BankFactory, FeeScheduleFactory, FeeTierFactory
 from wallets.models import Bank, FeeSchedule, FeeTier
 from wallets.selectors import (
+    BANK_ID_MISMATCH_MESSAGE,
+    BANK_NOT_RESOLVED_MESSAGE,
     bank_get_by_code,
     bank_list,
+    bank_resolve,
     payout_fee_calculate,
-    payout_quote,
 )
 
 pytestmark = pytest.mark.django_db
@@ -133,6 +136,32 @@ def test_bank_get_by_code_ignores_inactive_banks() -> None:
     bank.is_active = False
     bank.save()
     assert bank_get_by_code(bank_code=bank.bank_code) is None
+
+
+def test_bank_resolve_returns_the_active_bank_with_the_code() -> None:
+    bank = BankFactory()
+    assert bank_resolve(bank_code=bank.bank_code) == bank
+    assert bank_resolve(bank_code=bank.bank_code, bank_id=bank.pk) == bank
+
+
+def test_bank_resolve_refuses_an_unknown_code() -> None:
+    with pytest.raises(ApplicationError) as raised:
+        bank_resolve(bank_code="nope")
+    assert raised.value.message == BANK_NOT_RESOLVED_MESSAGE
+    assert raised.value.status == 400
+
+
+def test_bank_resolve_refuses_an_inactive_bank() -> None:
+    inactive = BankFactory(is_active=False)
+    with pytest.raises(ApplicationError, match=BANK_NOT_RESOLVED_MESSAGE):
+        bank_resolve(bank_code=inactive.bank_code)
+
+
+def test_bank_resolve_refuses_a_bank_id_of_another_bank() -> None:
+    other = bank_get_by_code(bank_code="044")
+    with pytest.raises(ApplicationError) as raised:
+        bank_resolve(bank_code="058", bank_id=other.pk)
+    assert raised.value.message == BANK_ID_MISMATCH_MESSAGE
 
 
 def test_bank_lookup_is_served_from_the_cache(django_assert_num_queries) -> None:

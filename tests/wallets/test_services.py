@@ -16,6 +16,7 @@ from wallets.exceptions import (
 from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, WalletStatus
 from wallets.selectors import wallet_totals
 from wallets.services import (
+    fee_tiers_validate,
     funding_receive,
     wallet_capture,
     wallet_fund,
@@ -296,3 +297,46 @@ def test_one_amount_above_the_limit_is_refused_by_every_balance_service(test_wal
     with pytest.raises(ApplicationError, match="amount: must not exceed"), transaction.atomic():
         locked = wallet_lock(wallet_id=test_wallet.pk)
         wallet_reserve(wallet=locked, amount=Decimal("1000000000000.01"), reference="Y")
+
+
+# --- fee_tiers_validate ----------------------------------------------------------------------
+
+
+def test_fee_tiers_validate_accepts_contiguous_tiers_in_any_order() -> None:
+    fee_tiers_validate(
+        tiers=[(D("5000.01"), D("50000.00")), (D("0.01"), D("5000.00")), (D("50000.01"), None)]
+    )
+
+
+def test_fee_tiers_validate_needs_a_tier() -> None:
+    with pytest.raises(ApplicationError, match=r"^A fee schedule needs at least one tier\.$"):
+        fee_tiers_validate(tiers=[])
+
+
+def test_fee_tiers_validate_needs_the_first_tier_at_one_kobo() -> None:
+    with pytest.raises(ApplicationError, match=r"^The first tier must start at 0\.01\.$"):
+        fee_tiers_validate(tiers=[(D("1.00"), None)])
+
+
+def test_fee_tiers_validate_refuses_an_open_ended_tier_before_the_last() -> None:
+    with pytest.raises(
+        ApplicationError, match=r"^Only the last tier may be open-ended \(tier from 0\.01\)\.$"
+    ):
+        fee_tiers_validate(tiers=[(D("0.01"), None), (D("100.00"), None)])
+
+
+def test_fee_tiers_validate_refuses_a_gap() -> None:
+    with pytest.raises(ApplicationError) as raised:
+        fee_tiers_validate(tiers=[(D("0.01"), D("100.00")), (D("100.02"), None)])
+    assert raised.value.message == (
+        "Tiers must be contiguous: after 100.00 the next tier starts at 100.01, not 100.02."
+    )
+    assert raised.value.status == 400
+
+
+def test_fee_tiers_validate_refuses_an_overlap() -> None:
+    with pytest.raises(ApplicationError) as raised:
+        fee_tiers_validate(tiers=[(D("0.01"), D("100.00")), (D("50.00"), None)])
+    assert raised.value.message == (
+        "Tiers must be contiguous: after 100.00 the next tier starts at 100.01, not 50.00."
+    )

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
-from core.api.fields import AmountField, MoneyField, StrictSerializer
+from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import CURRENCY_NGN
 
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers, booleans and objects instead of coercing them."""
-
-    default_error_messages = {"not_a_string": "must be a string"}
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
-
-
 # --- Inputs ------------------------------------------------------------------------------------
-
-
-class PayoutQuoteInputSerializer(StrictSerializer):
-    amount = AmountField()
-    currency = StrictCharField(
-        required=False, default=CURRENCY_NGN, allow_blank=True, trim_whitespace=False
-    )
 
 
 class NameEnquiryInputSerializer(StrictSerializer):
@@ -92,13 +71,6 @@ class LedgerEntryOutputSerializer(serializers.Serializer):
     payout_id = serializers.IntegerField(allow_null=True)
     description = serializers.CharField()
     created_at = serializers.DateTimeField()
-
-
-class PayoutQuoteOutputSerializer(serializers.Serializer):
-    amount = MoneyField()
-    fee_amount = MoneyField()
-    total_debit_amount = MoneyField()
-    currency = serializers.CharField()
 
 
 class BankOutputSerializer(serializers.Serializer):

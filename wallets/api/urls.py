@@ -4,7 +4,6 @@ from wallets.api.views import (
     BankListApi,
     FundingNotificationApi,
     NameEnquiryApi,
-    PayoutQuoteApi,
     TestWalletFundApi,
     WalletDetailApi,
     WalletLedgerListApi,
@@ -16,12 +15,6 @@ urlpatterns = [
         "transactions/in/merchant-wallet/ledger",
         WalletLedgerListApi.as_view(),
         name="wallet-ledger",
-    ),
-    # Registered before the payouts app's ``merchant-wallet/payouts/...`` routes.
-    path(
-        "transactions/in/merchant-wallet/payouts/quote",
-        PayoutQuoteApi.as_view(),
-        name="payout-quote",
     ),
     path(
         "transactions/in/merchant-wallet/payouts/name-enquiry",

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from payouts.management.progress import ProgressBar
+from core.progress import ProgressBar
 from payouts.services import DEFAULT_SWEEP_LIMIT, payouts_requery_due
 
 

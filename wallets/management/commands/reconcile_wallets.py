@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.progress import ProgressBar
 from wallets.selectors import ledger_snapshot_mismatch_count, wallet_reconciliation_list
 
 PROGRESS_THRESHOLD = 50
-BAR_WIDTH = 30
 
 
 class Command(BaseCommand):
@@ -22,21 +21,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
-    def _progress(self, done: int, total: int, *, interactive: bool) -> None:
-        filled = BAR_WIDTH * done // total
-        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
-        line = f"[{bar}] {done}/{total} wallets"
-        if interactive:
-            self.stderr.write(f"\r{line}", ending="\n" if done == total else "")
-        else:
-            self.stderr.write(line)
-
     def handle(self, *args: Any, **options: Any) -> None:
         wallets = wallet_reconciliation_list()
         total = wallets.count()
-        show_progress = not options["no_progress"] and total >= PROGRESS_THRESHOLD
-        interactive = sys.stderr.isatty()
-        step = max(1, total // (100 if interactive else 10))
+        progress = None
+        if not options["no_progress"] and total >= PROGRESS_THRESHOLD:
+            progress = ProgressBar(self.stderr, label="reconcile", unit="wallets")
+        step = max(1, total // (100 if self.stderr.isatty() else 10))
         mismatched = []
         for done, wallet in enumerate(wallets.iterator(chunk_size=500), start=1):
             if (
@@ -44,8 +35,8 @@ class Command(BaseCommand):
                 or wallet.reserved_balance != wallet.ledger_reserved
             ):
                 mismatched.append(wallet)
-            if show_progress and (done % step == 0 or done == total):
-                self._progress(done, total, interactive=interactive)
+            if progress is not None and (done % step == 0 or done == total):
+                progress(done, total)
         for wallet in mismatched:
             self.stderr.write(
                 f"wallet {wallet.pk} ({wallet.mode}): available {wallet.available_balance} vs "

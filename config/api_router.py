@@ -1,4 +1,4 @@
-"""Every app's API routes under /api/v1/."""
+"""Every app's API routes, mounted under /api/v1/ by ``config.urls``."""
 
 from django.urls import include, path
 

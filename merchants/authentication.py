@@ -9,14 +9,13 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from core.api.auth_styles import UNAUTHORIZED_MESSAGE
+from merchants.selectors import secret_key_get_active
 
 
 class SecretKeyAuthentication(BaseAuthentication):
     keyword = "bearer"
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        from merchants.selectors import secret_key_get_active
-
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             return None

@@ -9,9 +9,13 @@ BAR_WIDTH = 30
 
 
 class ProgressBar:
-    def __init__(self, stream: OutputWrapper, *, label: str) -> None:
+    """Called with ``(done, total)`` after each item; ``unit`` (e.g. ``"wallets"``) follows the
+    count when given."""
+
+    def __init__(self, stream: OutputWrapper, *, label: str, unit: str = "") -> None:
         self.stream = stream
         self.label = label
+        self.unit = unit
         self.interactive = stream.isatty()
         self._last_tenth = -1
 
@@ -21,6 +25,8 @@ class ProgressBar:
         fraction = done / total
         filled = int(BAR_WIDTH * fraction)
         line = f"{self.label} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total}"
+        if self.unit:
+            line = f"{line} {self.unit}"
         if self.interactive:
             self.stream.write("\r" + line, ending="\n" if done == total else "")
             self.stream.flush()
