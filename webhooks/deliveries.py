@@ -22,8 +22,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import secrets
 import time
@@ -39,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 from requests.adapters import HTTPAdapter
 
+from core.signing import hmac_sha512_hex_compute
 from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import WebhookSettings
 from webhooks import tasks
@@ -66,7 +65,7 @@ _random = secrets.SystemRandom()
 
 def webhook_signature_compute(body: bytes, *, secret: str) -> str:
     """Lowercase hex HMAC-SHA512 of the raw body, keyed with the merchant's webhook secret."""
-    return hmac.new(secret.encode("utf-8"), body, hashlib.sha512).hexdigest()
+    return hmac_sha512_hex_compute(body, secret=secret)
 
 
 def retry_delay_seconds(*, failed_attempts: int, jitter: float | None = None) -> float:
@@ -202,8 +201,14 @@ class _PinnedAddressAdapter(HTTPAdapter):
         return host_params, pool_kwargs
 
 
+def _storable(text: str) -> str:
+    """Text a receiver controls, made storable on every backend: PostgreSQL refuses NUL in a
+    text column, and a delivery whose attempt cannot be recorded would be re-sent for ever."""
+    return text.replace("\x00", "\ufffd")
+
+
 def _error_text(prefix: str, error: Exception) -> str:
-    return f"{prefix}: {error}"[:ERROR_MAX_CHARS]
+    return _storable(f"{prefix}: {error}")[:ERROR_MAX_CHARS]
 
 
 def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
@@ -238,7 +243,7 @@ def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResul
                 raw = response.raw.read(RESPONSE_READ_BYTES, decode_content=True) or b""
             except (requests.RequestException, OSError, ValueError):
                 raw = b""
-            excerpt = raw.decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
+            excerpt = _storable(raw.decode("utf-8", errors="replace"))[:RESPONSE_EXCERPT_CHARS]
             return PostResult(
                 status_code=response.status_code, latency_ms=latency_ms, response_excerpt=excerpt
             )

@@ -15,13 +15,13 @@ from celery.exceptions import Retry
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from webhooks import tasks
 from collections_app.models import CollectionTransaction, PaymentStatus
 from collections_app.services import transaction_confirm
 from merchants.models import Merchant, Mode, WebhookSettings
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.collections_app.helpers import ReceivedRequest, RecordingReceiver, hmac_sha512_hex
 from tests.merchants.factories import WebhookSettingsFactory
+from webhooks import tasks
 from webhooks.deliveries import (
     event_resend,
     retry_delay_seconds,
@@ -70,7 +70,7 @@ def paid_event(
             merchant=merchant, mode=Mode.TEST, defaults={"url": webhook_url, "secret": secret}
         )
     txn = CollectionTransactionFactory(merchant=merchant, callback_url=callback_url)
-    transaction_confirm(transaction=txn, outcome=PaymentStatus.PAID, gateway_reference="SBX_9")
+    transaction_confirm(collection=txn, outcome=PaymentStatus.PAID, gateway_reference="SBX_9")
     return Event.objects.get(transaction=txn)
 
 
@@ -164,6 +164,20 @@ def test_a_2xx_answer_ends_the_chain_and_is_recorded(
     assert row.response_excerpt == "x" * 500
     assert row.error == ""
     assert row.next_attempt_at is None
+
+
+def test_an_answer_with_nul_bytes_is_recorded_and_ends_the_chain(
+    merchant: Merchant, receiver: RecordingReceiver
+) -> None:
+    """Found by the simulator on PostgreSQL: a receiver answering NUL bytes made the attempt
+    unrecordable (text columns refuse NUL), so the delivery was re-sent for ever."""
+    receiver.answer = lambda request: (200, b"\x00\xff\xfe ok \x00" + b"A" * 4000, {})
+    event = paid_event(merchant, receiver.url("/callback"))
+    recorded = attempt(chain(event), now=timezone.now())
+    assert recorded.delivery.status == DeliveryStatus.SUCCEEDED
+    row = WebhookDeliveryAttempt.objects.get(delivery=recorded.delivery)
+    assert "\x00" not in row.response_excerpt
+    assert row.response_excerpt.startswith("\ufffd\ufffd\ufffd ok \ufffd")
 
 
 def test_a_5xx_answer_schedules_the_next_attempt(
