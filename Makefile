@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: install run test lint format bench migrate clean
+.PHONY: install run test lint format bench simulate migrate clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ format: install
 
 bench: install
 	@bash benchmarks/run.sh
+
+# The money-core simulator with a long budget: make simulate SEED=123 STEPS=100000
+simulate: install
+	@SEED="$(SEED)" STEPS="$(STEPS)" bash scripts/simulate.sh
 
 clean:
 	rm -rf var/broker var/staticfiles var/celerybeat-schedule*
