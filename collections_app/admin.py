@@ -1,12 +1,14 @@
 """Back office for collections. Transactions are read-only here: their status changes only
-through the services (confirmation, expiry). Their events and deliveries are in ``webhooks``."""
+through the services (confirmation, expiry). Their events and deliveries are in ``webhooks``.
+Seeing them needs the model's view permission, like every back-office page; changes to the fee
+schedule and customers are audited."""
 
 from __future__ import annotations
 
-from core.admin import ReadOnlyAdminMixin
 from django.contrib import admin
 from django.http import HttpRequest
 
+from audit.backoffice import BackOfficeAdminMixin
 from collections_app.models import (
     CollectionFeeSchedule,
     CollectionTransaction,
@@ -14,10 +16,11 @@ from collections_app.models import (
     TransactionAttempt,
     TransactionSplitEntry,
 )
+from core.admin import ReadOnlyAdminMixin
 
 
 @admin.register(CollectionFeeSchedule)
-class CollectionFeeScheduleAdmin(admin.ModelAdmin):
+class CollectionFeeScheduleAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "name",
         "percentage_rate",
@@ -31,7 +34,7 @@ class CollectionFeeScheduleAdmin(admin.ModelAdmin):
 
 
 @admin.register(Customer)
-class CustomerAdmin(admin.ModelAdmin):
+class CustomerAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("customer_tag", "email", "first_name", "last_name", "merchant", "mode")
     list_filter = ("mode",)
     search_fields = ("customer_tag", "email", "phone_number", "last_name")
@@ -66,7 +69,7 @@ class TransactionAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(CollectionTransaction)
-class CollectionTransactionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "reference",
         "client_reference",
@@ -85,12 +88,9 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     exclude = ("request_fingerprint",)
     inlines = [TransactionSplitEntryInline, TransactionAttemptInline]
 
-    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return bool(request.user.is_active and request.user.is_staff)
-
 
 @admin.register(TransactionAttempt)
-class TransactionAttemptAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class TransactionAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("transaction", "outcome", "source", "applied", "status_before", "created_at")
     list_filter = ("applied", "outcome", "source")
     search_fields = ("transaction__reference", "gateway_reference")

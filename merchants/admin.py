@@ -1,14 +1,45 @@
-"""Back office for merchants: keys are shown by prefix only; rotation shows the new key once."""
+"""Back office for merchants: keys are shown by prefix only; a new key or webhook secret is shown
+once, on a page of its own.
+
+* adding a merchant runs ``merchant_create``: test and live keys issued (shown once) and a wallet
+  opened per mode;
+* rotating a secret key or a webhook secret needs its permission
+  (``merchants.rotate_secret_key``, ``merchants.rotate_webhook_secret``) and a typed reason;
+* webhook settings are saved by ``webhook_settings_set``: a secret is generated, and the URL must
+  be a public ``https`` address (``core.ssrf``).
+
+Every one of these writes an audit record; secrets are recorded by prefix or as "rotated".
+"""
 
 from __future__ import annotations
 
-from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from typing import Any
 
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    action_confirmation,
+    confirmation_form,
+    secrets_shown_once,
+)
+from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
+from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
-from merchants.services import secret_key_rotate, webhook_secret_rotate
+from merchants.services import (
+    merchant_create,
+    secret_key_rotate,
+    webhook_secret_rotate,
+    webhook_settings_set,
+)
+
+ROTATION_NOTE = "The previous key is revoked: requests made with it now get 401."
 
 
 class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -24,61 +55,279 @@ class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Merchant)
-class MerchantAdmin(admin.ModelAdmin):
+class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("id", "name", "email", "is_active", "created_at")
     list_filter = ("is_active",)
     search_fields = ("name", "email")
     inlines = [SecretKeyInline]
     actions = ["rotate_test_key", "rotate_live_key"]
 
-    def _rotate(self, request: HttpRequest, queryset: QuerySet[Merchant], mode: str) -> None:
-        for merchant in queryset:
-            issued = secret_key_rotate(merchant=merchant, mode=mode)
-            self.message_user(
+    def get_fields(self, request: HttpRequest, obj: Merchant | None = None) -> list[str]:
+        if obj is None:
+            return ["name", "email"]
+        return ["name", "email", "is_active"]
+
+    def get_inlines(self, request: HttpRequest, obj: Merchant | None) -> list[Any]:
+        return list(self.inlines) if obj is not None else []
+
+    def save_model(
+        self, request: HttpRequest, obj: Merchant, form: forms.ModelForm, change: bool
+    ) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created = merchant_create(name=form.cleaned_data["name"], email=form.cleaned_data["email"])
+        audit_record(
+            actor=request.user,
+            action=self.audit_action("add"),
+            obj=created.merchant,
+            after={
+                "name": created.merchant.name,
+                "email": created.merchant.email,
+                "test_key_prefix": created.test_key.secret_key.prefix,
+                "live_key_prefix": created.live_key.secret_key.prefix,
+                "wallets": list(created.merchant.wallets.values_list("mode", flat=True)),
+            },
+            request=request,
+        )
+        # The admin goes on with the merchant the service created (log entry, response).
+        obj.pk = created.merchant.pk
+        obj.is_active = created.merchant.is_active
+        obj.created_at = created.merchant.created_at
+        obj.updated_at = created.merchant.updated_at
+        obj._state.adding = False
+        obj._state.db = created.merchant._state.db
+        issued = (created.test_key.plaintext, created.live_key.plaintext)
+        obj.issued_keys = issued  # type: ignore[attr-defined]
+
+    def response_add(
+        self, request: HttpRequest, obj: Merchant, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        issued = getattr(obj, "issued_keys", None)
+        if not issued:
+            return super().response_add(request, obj, post_url_continue)
+        test_key, live_key = issued
+        return secrets_shown_once(
+            request,
+            model_admin=self,
+            title=f"Merchant {obj} created",
+            secrets=[(f"{obj}: test secret key", test_key), (f"{obj}: live secret key", live_key)],
+            note="A test and a live wallet were opened. Give the keys to the merchant over a "
+            "secure channel; only their prefixes are kept.",
+        )
+
+    # --- Key rotation ------------------------------------------------------------------------
+
+    def has_rotate_secret_key_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "merchants.rotate_secret_key")
+
+    def _rotate(
+        self, request: HttpRequest, queryset: QuerySet[Merchant], *, mode: str, action_name: str
+    ) -> HttpResponse:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
                 request,
-                f"{merchant}: new {mode} key {issued.plaintext} — copy it now, "
-                "it will not be shown again. The previous key is revoked.",
-                level=messages.WARNING,
+                model_admin=self,
+                queryset=queryset,
+                action_name=action_name,
+                title=f"Rotate {mode} secret keys",
+                intro=f"A new {mode} secret key will be issued to each merchant below and "
+                f"their current {mode} key revoked at once: their server gets 401 until it "
+                "uses the new key.",
+                submit_label=f"Rotate {mode} keys",
+                form=form,
             )
+        reason = form.cleaned_data["reason"]
+        issued: list[tuple[str, str]] = []
+        for merchant in queryset.order_by("pk"):
+            with transaction.atomic():
+                previous = (
+                    SecretKey.objects.filter(merchant=merchant, mode=mode, revoked_at__isnull=True)
+                    .values_list("prefix", flat=True)
+                    .first()
+                )
+                key = secret_key_rotate(merchant=merchant, mode=mode)
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("rotate_secret_key"),
+                    obj=merchant,
+                    before={"mode": mode, "key_prefix": previous},
+                    after={"mode": mode, "key_prefix": key.secret_key.prefix},
+                    reason=reason,
+                    request=request,
+                )
+            issued.append((f"{merchant}: new {mode} secret key", key.plaintext))
+        return secrets_shown_once(
+            request,
+            model_admin=self,
+            title=f"New {mode} secret keys",
+            secrets=issued,
+            note=ROTATION_NOTE,
+        )
 
-    @admin.action(description="Rotate test secret key (revokes the old one)")
-    def rotate_test_key(self, request: HttpRequest, queryset: QuerySet[Merchant]) -> None:
-        self._rotate(request, queryset, Mode.TEST)
+    @admin.action(
+        description="Rotate test secret key (revokes the old one)…",
+        permissions=["rotate_secret_key"],
+    )
+    def rotate_test_key(self, request: HttpRequest, queryset: QuerySet[Merchant]) -> HttpResponse:
+        return self._rotate(request, queryset, mode=Mode.TEST, action_name="rotate_test_key")
 
-    @admin.action(description="Rotate live secret key (revokes the old one)")
-    def rotate_live_key(self, request: HttpRequest, queryset: QuerySet[Merchant]) -> None:
-        self._rotate(request, queryset, Mode.LIVE)
+    @admin.action(
+        description="Rotate live secret key (revokes the old one)…",
+        permissions=["rotate_secret_key"],
+    )
+    def rotate_live_key(self, request: HttpRequest, queryset: QuerySet[Merchant]) -> HttpResponse:
+        return self._rotate(request, queryset, mode=Mode.LIVE, action_name="rotate_live_key")
 
 
 @admin.register(SecretKey)
-class SecretKeyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class SecretKeyAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     allow_delete = True
     list_display = ("prefix", "merchant", "mode", "created_at", "revoked_at")
     list_filter = ("mode",)
     search_fields = ("prefix", "merchant__name")
+    list_select_related = ("merchant",)
     readonly_fields = ("merchant", "mode", "prefix", "created_at", "revoked_at")
     exclude = ("key_hash",)
 
 
+class WebhookSettingsForm(forms.ModelForm):
+    class Meta:
+        model = WebhookSettings
+        fields = ("merchant", "mode", "url")
+
+    def clean_url(self) -> str:
+        url = (self.cleaned_data.get("url") or "").strip()
+        if not url:
+            return url
+        try:
+            url_check_public(url)
+        except UnsafeURLError as error:
+            raise ValidationError(f"This URL cannot receive webhooks: {error}") from error
+        return url
+
+
 @admin.register(WebhookSettings)
-class WebhookSettingsAdmin(admin.ModelAdmin):
+class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
+    form = WebhookSettingsForm
     list_display = ("merchant", "mode", "url", "has_secret", "updated_at")
     list_filter = ("mode",)
     search_fields = ("merchant__name", "url")
-    fields = ("merchant", "mode", "url", "has_secret", "updated_at")
-    readonly_fields = ("has_secret", "updated_at")
+    list_select_related = ("merchant",)
     actions = ["rotate_secret"]
+
+    def get_fields(self, request: HttpRequest, obj: WebhookSettings | None = None) -> list[str]:
+        if obj is None:
+            return ["merchant", "mode", "url"]
+        return ["merchant", "mode", "url", "has_secret", "updated_at"]
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: WebhookSettings | None = None
+    ) -> list[str]:
+        if obj is None:
+            return []
+        return ["merchant", "mode", "has_secret", "updated_at"]
 
     @admin.display(boolean=True, description="secret configured")
     def has_secret(self, obj: WebhookSettings) -> bool:
         return bool(obj.secret)
 
-    @admin.action(description="Rotate webhook secret (shown once)")
-    def rotate_secret(self, request: HttpRequest, queryset: QuerySet[WebhookSettings]) -> None:
-        for row in queryset:
-            rotated = webhook_secret_rotate(merchant=row.merchant, mode=row.mode)
-            self.message_user(
+    def save_model(
+        self, request: HttpRequest, obj: WebhookSettings, form: forms.ModelForm, change: bool
+    ) -> None:
+        merchant = obj.merchant if change else form.cleaned_data["merchant"]
+        mode = obj.mode if change else form.cleaned_data["mode"]
+        previous = (
+            WebhookSettings.objects.filter(merchant=merchant, mode=mode)
+            .values("url", "secret")
+            .first()
+        )
+        row = webhook_settings_set(merchant=merchant, mode=mode, url=form.cleaned_data["url"])
+        generated = previous is None or previous["secret"] != row.secret
+        audit_record(
+            actor=request.user,
+            action=self.audit_action("set"),
+            obj=row,
+            before=None
+            if previous is None
+            else {"url": previous["url"], "secret": "set" if previous["secret"] else "unset"},
+            after={"url": row.url, "secret": "generated" if generated else "unchanged"},
+            request=request,
+        )
+        obj.pk = row.pk
+        obj.secret = row.secret
+        obj.created_at = row.created_at
+        obj.updated_at = row.updated_at
+        obj._state.adding = False
+        obj._state.db = row._state.db
+        if generated:
+            obj.issued_secret = row.secret  # type: ignore[attr-defined]
+
+    def response_add(
+        self, request: HttpRequest, obj: WebhookSettings, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        if not getattr(obj, "issued_secret", None):
+            return super().response_add(request, obj, post_url_continue)
+        return self._secret_issued(request, obj)
+
+    def response_change(self, request: HttpRequest, obj: WebhookSettings) -> HttpResponse:
+        if not getattr(obj, "issued_secret", None):
+            return super().response_change(request, obj)
+        return self._secret_issued(request, obj)
+
+    def _secret_issued(self, request: HttpRequest, obj: WebhookSettings) -> HttpResponse:
+        secret = obj.issued_secret  # type: ignore[attr-defined]
+        return secrets_shown_once(
+            request,
+            model_admin=self,
+            title=f"Webhook settings saved for {obj.merchant} ({obj.mode})",
+            secrets=[(f"{obj.merchant} ({obj.mode}): webhook signing secret", secret)],
+            note="The merchant verifies webhook signatures with it.",
+        )
+
+    # --- Webhook secret rotation -------------------------------------------------------------
+
+    def has_rotate_webhook_secret_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "merchants.rotate_webhook_secret")
+
+    @admin.action(
+        description="Rotate webhook secret (shown once)…", permissions=["rotate_webhook_secret"]
+    )
+    def rotate_secret(
+        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    ) -> HttpResponse:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
                 request,
-                f"{row}: new webhook secret {rotated.secret} — copy it now.",
-                level=messages.WARNING,
+                model_admin=self,
+                queryset=queryset.select_related("merchant"),
+                action_name="rotate_secret",
+                title="Rotate webhook secrets",
+                intro="A new signing secret will be generated for each row below; webhooks are "
+                "signed with it at once, so the merchant must switch to it.",
+                submit_label="Rotate webhook secrets",
+                form=form,
             )
+        issued: list[tuple[str, str]] = []
+        for row in queryset.select_related("merchant").order_by("pk"):
+            with transaction.atomic():
+                rotated = webhook_secret_rotate(merchant=row.merchant, mode=row.mode)
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("rotate_webhook_secret"),
+                    obj=rotated,
+                    before={"secret": "set" if row.secret else "unset"},
+                    after={"secret": "rotated"},
+                    reason=form.cleaned_data["reason"],
+                    request=request,
+                )
+            issued.append((f"{row.merchant} ({row.mode}): new webhook secret", rotated.secret))
+        return secrets_shown_once(
+            request,
+            model_admin=self,
+            title="New webhook secrets",
+            secrets=issued,
+            note="The previous secrets no longer sign anything.",
+        )

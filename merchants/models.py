@@ -21,6 +21,7 @@ class Merchant(models.Model):
 
     class Meta:
         ordering = ["id"]
+        permissions = [("rotate_secret_key", "Can rotate a merchant's secret keys")]
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"
@@ -81,6 +82,7 @@ class WebhookSettings(models.Model):
 
     class Meta:
         verbose_name_plural = "webhook settings"
+        permissions = [("rotate_webhook_secret", "Can rotate a merchant's webhook secret")]
         constraints = [
             models.UniqueConstraint(
                 fields=["merchant", "mode"], name="one_webhook_setting_per_mode"

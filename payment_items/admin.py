@@ -2,7 +2,8 @@
 
 ``form_data`` is edited as JSON and validated (``payment_items.validators``); cross-merchant or
 cross-mode links are refused by the models' ``clean()``. Deleting is soft: the "Mark as deleted"
-action sets ``is_deleted`` and ``delete_at``.
+action (which needs the change permission of the model) sets ``is_deleted`` and ``delete_at``.
+Every add, change and soft delete writes an audit record.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from audit.backoffice import BackOfficeAdminMixin
+from audit.services import audit_record
 from payment_items.models import (
     Business,
     Category,
@@ -29,11 +33,23 @@ from payment_items.models import (
 )
 
 
-@admin.action(description="Mark as deleted")
+@admin.action(description="Mark as deleted", permissions=["change"])
 def mark_deleted(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
-    for row in queryset:
-        row.is_deleted = True
-        row.save()
+    marked = 0
+    for row in queryset.filter(is_deleted=False).order_by("pk"):
+        with transaction.atomic():
+            row.is_deleted = True
+            row.save()
+            audit_record(
+                actor=request.user,
+                action=f"{row._meta.label_lower}.mark_deleted",
+                obj=row,
+                before={"is_deleted": False},
+                after={"is_deleted": True, "delete_at": row.delete_at},
+                request=request,
+            )
+        marked += 1
+    modeladmin.message_user(request, f"{marked} row(s) marked as deleted.", level=messages.SUCCESS)
 
 
 class CreatedByAdminMixin:
@@ -44,7 +60,7 @@ class CreatedByAdminMixin:
 
 
 @admin.register(Business)
-class BusinessAdmin(admin.ModelAdmin):
+class BusinessAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("id", "business_name", "merchant", "mode", "created_at")
     list_filter = ("mode",)
     search_fields = ("business_name", "merchant__name")
@@ -58,7 +74,7 @@ class SubCategoryInline(admin.TabularInline):
 
 
 @admin.register(Category)
-class CategoryAdmin(CreatedByAdminMixin, admin.ModelAdmin):
+class CategoryAdmin(CreatedByAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("id", "name", "merchant", "mode", "status", "is_deleted", "created_at")
     list_filter = ("mode", "status", "is_deleted")
     search_fields = ("name", "merchant__name")
@@ -77,7 +93,7 @@ class CategoryAdmin(CreatedByAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(SubCategory)
-class SubCategoryAdmin(CreatedByAdminMixin, admin.ModelAdmin):
+class SubCategoryAdmin(CreatedByAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("id", "name", "category", "status", "business_registration_type_id")
     list_filter = ("status", "is_deleted", "category__mode")
     search_fields = ("name", "category__name")
@@ -139,7 +155,7 @@ class PaymentItemAdminForm(forms.ModelForm):
 
 
 @admin.register(PaymentItem)
-class PaymentItemAdmin(admin.ModelAdmin):
+class PaymentItemAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     form = PaymentItemAdminForm
     list_display = (
         "id",
@@ -161,7 +177,7 @@ class PaymentItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Subaccount)
-class SubaccountAdmin(admin.ModelAdmin):
+class SubaccountAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("account_code", "account_name", "bank", "account_number", "merchant", "mode")
     list_filter = ("mode", "is_active")
     search_fields = ("account_code", "account_name", "account_number", "merchant__name")
@@ -191,7 +207,7 @@ class TransactionSplitShareInline(admin.TabularInline):
 
 
 @admin.register(TransactionSplit)
-class TransactionSplitAdmin(admin.ModelAdmin):
+class TransactionSplitAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("transaction_split_code", "name", "split_type", "merchant", "mode")
     list_filter = ("mode", "split_type", "is_active")
     search_fields = ("transaction_split_code", "name", "merchant__name")

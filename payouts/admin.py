@@ -2,21 +2,27 @@
 
 * list with filters (status, mode, merchant, bank, date) and search (internal reference, account
   number, account name);
-* the change page shows the payout's ledger entries, provider answers and resolutions;
-* actions: requery selected, export CSV, resolve an ambiguous payout (a form asking for the
-  outcome and a written reason; needs the ``payouts.resolve_payout`` permission).
+* the change page shows the payout's ledger entries, provider answers, resolution proposals and
+  resolutions, and only the buttons the user may use;
+* actions: requery selected (``payouts.requery_payout``), export CSV (``payouts.export_payouts``),
+  propose a resolution (``payouts.propose_resolution``);
+* manual resolution takes two people: one proposes the outcome of an ambiguous payout with an
+  internal reason and evidence, a different user with ``payouts.approve_resolution`` approves
+  (the payout settles) or rejects it. The reason and evidence are never shown to the merchant.
+
+Every action and decision writes an audit record.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db import transaction
+from django.db.models import BooleanField, Case, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -24,6 +30,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from audit.backoffice import BackOfficeAdminMixin, csv_response
+from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 from core.exceptions import ApplicationError
 from core.money import format_amount
@@ -31,14 +39,20 @@ from payouts.models import (
     FINAL_STATUSES,
     Payout,
     PayoutResolution,
+    PayoutResolutionProposal,
     PayoutStatus,
+    ResolutionDecision,
     ResolutionStatus,
     SandboxTransfer,
 )
 from payouts.services import (
+    EVIDENCE_MAX_LENGTHS,
     RESOLUTION_REASON_MIN_LENGTH,
+    SAME_USER_MESSAGE,
     payout_requery,
-    payout_resolve_manually,
+    payout_resolution_approve,
+    payout_resolution_propose,
+    payout_resolution_reject,
 )
 from wallets.models import Bank, LedgerEntry
 
@@ -67,14 +81,6 @@ CSV_COLUMNS = (
 )
 
 
-def csv_safe(value: Any) -> str:
-    """Spreadsheet-safe text: a leading formula character is neutralised."""
-    text = "" if value is None else str(value)
-    if text and text[0] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + text
-    return text
-
-
 class BankFilter(admin.SimpleListFilter):
     title = "bank"
     parameter_name = "bank_code"
@@ -95,28 +101,98 @@ class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
     can_delete = False
     fields = ("created_at", "resolved_by", "from_status", "to_status", "reason")
     readonly_fields = fields
-    verbose_name_plural = "manual resolutions (audit log)"
+    verbose_name_plural = "manual resolutions (internal)"
 
 
-class PayoutResolveForm(forms.Form):
-    to_status = forms.ChoiceField(
+class PayoutResolutionProposalInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = PayoutResolutionProposal
+    extra = 0
+    can_delete = False
+    fields = (
+        "proposed_at",
+        "proposed_by",
+        "proposed_status",
+        "reason",
+        "provider_reference",
+        "nip_session_id",
+        "decision",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    )
+    readonly_fields = fields
+    verbose_name_plural = "resolution proposals (internal)"
+
+
+class ProposeResolutionForm(forms.Form):
+    proposed_status = forms.ChoiceField(
         label="Resolve as",
         choices=ResolutionStatus.choices,
         widget=forms.RadioSelect,
         help_text="successful captures the reserved funds; failed returns them to the merchant",
     )
     reason = forms.CharField(
-        label="Reason",
+        label="Internal reason",
         widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
         min_length=RESOLUTION_REASON_MIN_LENGTH,
         strip=True,
-        help_text="What was checked and with whom (kept in the audit log).",
+        help_text="What was checked and with whom. Finance staff and the audit trail see it; "
+        'the merchant never does (a failed payout tells them "Transfer failed").',
+    )
+    provider_reference = forms.CharField(
+        label="Provider reference",
+        required=False,
+        max_length=EVIDENCE_MAX_LENGTHS["provider_reference"],
+        strip=True,
+        help_text="Evidence: the provider's reference of the transfer, if known",
+    )
+    nip_session_id = forms.CharField(
+        label="NIP session id",
+        required=False,
+        max_length=EVIDENCE_MAX_LENGTHS["nip_session_id"],
+        strip=True,
+        help_text="Evidence: the NIP session id on the bank or provider statement, if any",
+    )
+    checked = forms.BooleanField(
+        label="I have confirmed this outcome with the provider or the beneficiary bank",
+        required=True,
+    )
+
+
+class DecisionForm(forms.Form):
+    note = forms.CharField(
+        label="Decision note",
+        required=False,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text=f"Internal. Required to reject (at least {RESOLUTION_REASON_MIN_LENGTH} "
+        "characters).",
+    )
+
+    def __init__(self, *args: Any, rejecting: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rejecting = rejecting
+
+    def clean_note(self) -> str:
+        note = self.cleaned_data.get("note") or ""
+        if self.rejecting and len(note) < RESOLUTION_REASON_MIN_LENGTH:
+            raise forms.ValidationError(
+                f"Say why the proposal is rejected (at least {RESOLUTION_REASON_MIN_LENGTH} "
+                "characters)."
+            )
+        return note
+
+
+def _open_proposal(payout: Payout) -> PayoutResolutionProposal | None:
+    return (
+        PayoutResolutionProposal.objects.select_related("proposed_by")
+        .filter(payout=payout, decision="")
+        .first()
     )
 
 
 @admin.register(Payout)
-class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    allow_change = True  # the change page hosts the requery and resolution actions
+class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "internal_reference",
         "merchant",
@@ -144,8 +220,8 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_per_page = 50
     show_full_result_count = False
     ordering = ("-created_at", "-id")
-    actions = ("requery_selected", "export_csv", "resolve_selected")
-    inlines = (PayoutResolutionInline,)
+    actions = ("requery_selected", "export_csv", "propose_resolution_selected")
+    inlines = (PayoutResolutionProposalInline, PayoutResolutionInline)
     fieldsets = (
         (
             None,
@@ -153,7 +229,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 "fields": (
                     "internal_reference",
                     "status",
-                    "resolve_link",
+                    "resolution_state",
                     "merchant",
                     "mode",
                     "wallet",
@@ -201,7 +277,38 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         Payouts change only through services (requery, resolution)."""
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        """Resolutions are created by the resolution service only."""
+        """Proposals and resolutions are created by the resolution services only."""
+
+    # --- Permissions of the actions and buttons ---------------------------------------------
+
+    def has_requery_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "payouts.requery_payout")
+
+    def has_export_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "payouts.export_payouts")
+
+    def has_propose_resolution_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "payouts.propose_resolution")
+
+    def has_approve_resolution_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "payouts.approve_resolution")
+
+    def resolution_buttons(self, request: HttpRequest, payout: Payout) -> list[tuple[str, str]]:
+        """The resolution controls this user may use on this payout, as (label, url)."""
+        if payout.status != PayoutStatus.AMBIGUOUS:
+            return []
+        proposal = _open_proposal(payout)
+        if proposal is None:
+            if self.has_propose_resolution_permission(request):
+                url = reverse("admin:payouts_payout_propose_resolution", args=[payout.pk])
+                return [("Propose a resolution…", url)]
+            return []
+        if self.has_approve_resolution_permission(request) and (
+            proposal.proposed_by_id != request.user.pk
+        ):
+            url = reverse("admin:payouts_payout_review_resolution", args=[proposal.pk])
+            return [("Review the proposed resolution…", url)]
+        return []
 
     def change_view(
         self,
@@ -210,12 +317,14 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
+        payout = Payout.objects.filter(pk=object_id).first() if object_id.isdigit() else None
         extra_context = {
             **(extra_context or {}),
             "show_save": False,
             "show_save_and_continue": False,
             "show_save_and_add_another": False,
             "show_delete": False,
+            "backoffice_buttons": self.resolution_buttons(request, payout) if payout else [],
         }
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -261,15 +370,21 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         )
 
     @admin.display(description="manual resolution")
-    def resolve_link(self, obj: Payout) -> str:
+    def resolution_state(self, obj: Payout) -> str:
         if obj.status != PayoutStatus.AMBIGUOUS:
             return "only ambiguous payouts can be resolved manually"
-        url = reverse("admin:payouts_payout_resolve", args=[obj.pk])
-        return format_html('<a class="button" href="{}">Resolve this payout…</a>', url)
+        proposal = _open_proposal(obj)
+        if proposal is None:
+            return "no proposal yet"
+        return (
+            f"{proposal.proposed_by} proposed {proposal.proposed_status} on "
+            f"{timezone.localtime(proposal.proposed_at):%Y-%m-%d %H:%M}; "
+            "awaiting a different finance approver"
+        )
 
     # --- Actions ----------------------------------------------------------------------------
 
-    @admin.action(description="Requery selected payouts with the provider")
+    @admin.action(description="Requery selected payouts with the provider", permissions=["requery"])
     def requery_selected(self, request: HttpRequest, queryset: QuerySet[Payout]) -> None:
         counts: dict[str, int] = {}
         skipped = 0
@@ -277,7 +392,17 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             if payout.status in FINAL_STATUSES:
                 skipped += 1
                 continue
-            status = payout_requery(payout=payout).status
+            before = payout.status
+            with transaction.atomic():
+                status = payout_requery(payout=payout).status
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("requery"),
+                    obj=payout,
+                    before={"status": before},
+                    after={"status": status},
+                    request=request,
+                )
             counts[status] = counts.get(status, 0) + 1
         summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
         self.message_user(
@@ -287,73 +412,97 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             level=messages.INFO,
         )
 
-    @admin.action(description="Export selected payouts as CSV")
+    @admin.action(description="Export selected payouts as CSV", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Payout]) -> HttpResponse:
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        response["Content-Disposition"] = f'attachment; filename="payouts-{stamp}.csv"'
-        writer = csv.writer(response)
-        writer.writerow(CSV_COLUMNS)
-        for payout in queryset.select_related("merchant").order_by("-created_at", "-id"):
-            writer.writerow(
-                [
-                    csv_safe(value)
-                    for value in (
-                        payout.pk,
-                        payout.internal_reference,
-                        payout.merchant_id,
-                        payout.merchant.name,
-                        payout.mode,
-                        payout.status,
-                        payout.currency,
-                        format_amount(payout.amount),
-                        format_amount(payout.fee_amount),
-                        format_amount(payout.total_debit_amount),
-                        payout.bank_code,
-                        payout.bank_name,
-                        payout.account_number,
-                        payout.account_name,
-                        payout.narration,
-                        payout.error_message,
-                        payout.provider_name,
-                        payout.provider_reference,
-                        payout.created_at.isoformat(),
-                        payout.completed_at.isoformat() if payout.completed_at else "",
-                    )
-                ]
-            )
-        return response
+        payouts = list(queryset.select_related("merchant").order_by("-created_at", "-id"))
+        audit_record(
+            actor=request.user,
+            action=self.audit_action("export"),
+            obj=Payout,
+            after={"count": len(payouts)},
+            request=request,
+        )
+        return csv_response(
+            filename_stem="payouts",
+            header=CSV_COLUMNS,
+            rows=(
+                (
+                    payout.pk,
+                    payout.internal_reference,
+                    payout.merchant_id,
+                    payout.merchant.name,
+                    payout.mode,
+                    payout.status,
+                    payout.currency,
+                    format_amount(payout.amount),
+                    format_amount(payout.fee_amount),
+                    format_amount(payout.total_debit_amount),
+                    payout.bank_code,
+                    payout.bank_name,
+                    payout.account_number,
+                    payout.account_name,
+                    payout.narration,
+                    payout.error_message,
+                    payout.provider_name,
+                    payout.provider_reference,
+                    payout.created_at.isoformat(),
+                    payout.completed_at.isoformat() if payout.completed_at else "",
+                )
+                for payout in payouts
+            ),
+        )
 
-    @admin.action(description="Resolve an ambiguous payout manually…")
-    def resolve_selected(
+    @admin.action(
+        description="Propose a resolution of an ambiguous payout…",
+        permissions=["propose_resolution"],
+    )
+    def propose_resolution_selected(
         self, request: HttpRequest, queryset: QuerySet[Payout]
     ) -> HttpResponseRedirect | None:
         payouts = list(queryset[:2])
         if len(payouts) != 1 or payouts[0].status != PayoutStatus.AMBIGUOUS:
             self.message_user(
                 request,
-                "Select exactly one ambiguous payout to resolve.",
+                "Select exactly one ambiguous payout to propose a resolution for.",
                 level=messages.ERROR,
             )
             return None
-        return HttpResponseRedirect(reverse("admin:payouts_payout_resolve", args=[payouts[0].pk]))
+        return HttpResponseRedirect(
+            reverse("admin:payouts_payout_propose_resolution", args=[payouts[0].pk])
+        )
 
-    # --- Resolution view --------------------------------------------------------------------
+    # --- Proposal and review pages ----------------------------------------------------------
 
     def get_urls(self) -> list[URLPattern]:
         urls = super().get_urls()
         custom = [
             path(
-                "<int:payout_id>/resolve/",
-                self.admin_site.admin_view(self.resolve_view),
-                name="payouts_payout_resolve",
-            )
+                "<int:payout_id>/propose-resolution/",
+                self.admin_site.admin_view(self.propose_resolution_view),
+                name="payouts_payout_propose_resolution",
+            ),
+            path(
+                "resolution-proposals/<int:proposal_id>/review/",
+                self.admin_site.admin_view(self.review_resolution_view),
+                name="payouts_payout_review_resolution",
+            ),
         ]
         return custom + urls
 
-    def resolve_view(self, request: HttpRequest, payout_id: int) -> HttpResponse:
-        if not request.user.has_perm("payouts.resolve_payout"):
-            raise PermissionDenied
+    def _page_context(self, request: HttpRequest, payout: Payout, title: str) -> dict[str, Any]:
+        return {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.model._meta,
+            "payout": payout,
+            "change_url": reverse("admin:payouts_payout_change", args=[payout.pk]),
+            "ledger_entries_table": self.ledger_entries_table(payout),
+            "provider_responses": self.provider_responses_pretty(payout),
+        }
+
+    def propose_resolution_view(self, request: HttpRequest, payout_id: int) -> HttpResponse:
+        if not self.has_propose_resolution_permission(request):
+            raise PermissionDenied("You may not propose payout resolutions.")
         payout = get_object_or_404(Payout.objects.select_related("merchant"), pk=payout_id)
         change_url = reverse("admin:payouts_payout_change", args=[payout.pk])
         if payout.status != PayoutStatus.AMBIGUOUS:
@@ -364,39 +513,195 @@ class PayoutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 level=messages.ERROR,
             )
             return HttpResponseRedirect(change_url)
-        form = PayoutResolveForm(request.POST or None)
+        if _open_proposal(payout) is not None:
+            self.message_user(
+                request,
+                f"Payout {payout.internal_reference} already has an open proposal; it must be "
+                "approved or rejected first.",
+                level=messages.ERROR,
+            )
+            return HttpResponseRedirect(change_url)
+        form = ProposeResolutionForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                resolution = payout_resolve_manually(
+                proposal = payout_resolution_propose(
                     payout_id=payout.pk,
-                    to_status=form.cleaned_data["to_status"],
+                    proposed_status=form.cleaned_data["proposed_status"],
                     reason=form.cleaned_data["reason"],
-                    resolved_by=request.user,
+                    proposed_by=request.user,
+                    provider_reference=form.cleaned_data["provider_reference"],
+                    nip_session_id=form.cleaned_data["nip_session_id"],
+                    request=request,
                 )
             except ApplicationError as error:
                 self.message_user(request, error.message, level=messages.ERROR)
                 return HttpResponseRedirect(change_url)
             self.message_user(
                 request,
-                f"Payout {payout.internal_reference} resolved as {resolution.to_status}.",
+                f"Resolution of {payout.internal_reference} as {proposal.proposed_status} "
+                "proposed. Nothing moves until a different finance approver approves it.",
                 level=messages.SUCCESS,
             )
             return HttpResponseRedirect(change_url)
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Resolve payout {payout.internal_reference}",
-            "opts": self.model._meta,
-            "payout": payout,
+            **self._page_context(
+                request, payout, f"Propose a resolution of payout {payout.internal_reference}"
+            ),
             "form": form,
-            "change_url": change_url,
-            "ledger_entries_table": self.ledger_entries_table(payout),
         }
-        return TemplateResponse(request, "admin/payouts/payout/resolve.html", context)
+        return TemplateResponse(request, "admin/payouts/payout/propose_resolution.html", context)
+
+    def review_resolution_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
+        if not self.has_approve_resolution_permission(request):
+            raise PermissionDenied("You may not approve or reject payout resolutions.")
+        proposal = get_object_or_404(
+            PayoutResolutionProposal.objects.select_related(
+                "payout__merchant", "proposed_by", "decided_by"
+            ),
+            pk=proposal_id,
+        )
+        payout = proposal.payout
+        own = proposal.proposed_by_id == request.user.pk
+        rejecting = "_reject" in request.POST
+        form = DecisionForm(request.POST or None, rejecting=rejecting)
+        if request.method == "POST":
+            if own:
+                raise PermissionDenied(SAME_USER_MESSAGE + ".")
+            if not rejecting and "_approve" not in request.POST:
+                form.add_error(None, "Choose to approve or to reject the proposal.")
+            elif form.is_valid():
+                return self._decide(request, proposal, form, rejecting=rejecting)
+        context = {
+            **self._page_context(
+                request, payout, f"Review the resolution of payout {payout.internal_reference}"
+            ),
+            "proposal": proposal,
+            "form": form,
+            "own_proposal": own,
+            "can_approve": proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS,
+            "can_reject": proposal.is_open and not own,
+        }
+        return TemplateResponse(request, "admin/payouts/payout/review_resolution.html", context)
+
+    def _decide(
+        self,
+        request: HttpRequest,
+        proposal: PayoutResolutionProposal,
+        form: DecisionForm,
+        *,
+        rejecting: bool,
+    ) -> HttpResponse:
+        change_url = reverse("admin:payouts_payout_change", args=[proposal.payout_id])
+        service = payout_resolution_reject if rejecting else payout_resolution_approve
+        try:
+            decided = service(
+                proposal_id=proposal.pk,
+                approver=request.user,
+                note=form.cleaned_data["note"],
+                request=request,
+            )
+        except ApplicationError as error:
+            if error.status == 403:
+                raise PermissionDenied(error.message) from error
+            self.message_user(request, error.message, level=messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        if decided.decision == ResolutionDecision.APPROVED:
+            message = (
+                f"Approved: payout {proposal.payout.internal_reference} is now "
+                f"{decided.proposed_status}."
+            )
+        else:
+            message = (
+                f"Rejected: payout {proposal.payout.internal_reference} stays as it was and "
+                "may get a new proposal."
+            )
+        self.message_user(request, message, level=messages.SUCCESS)
+        return HttpResponseRedirect(change_url)
+
+
+class ProposalStateFilter(admin.SimpleListFilter):
+    title = "decision"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("open", "Open"), *ResolutionDecision.choices]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[PayoutResolutionProposal]
+    ) -> QuerySet[PayoutResolutionProposal]:
+        value = self.value()
+        if value == "open":
+            return queryset.filter(decision="")
+        if value in ResolutionDecision.values:
+            return queryset.filter(decision=value)
+        return queryset
+
+
+@admin.register(PayoutResolutionProposal)
+class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Proposed manual resolutions (internal): read-only; decided on the review page."""
+
+    list_display = (
+        "payout",
+        "proposed_status",
+        "proposed_by",
+        "proposed_at",
+        "decision_display",
+        "decided_by",
+        "decided_at",
+    )
+    list_filter = (ProposalStateFilter, "proposed_status")
+    search_fields = ("=payout__internal_reference", "=provider_reference", "=nip_session_id")
+    list_select_related = ("payout", "proposed_by", "decided_by")
+    readonly_fields = (
+        "payout",
+        "proposed_status",
+        "reason",
+        "provider_reference",
+        "nip_session_id",
+        "proposed_by",
+        "proposed_at",
+        "decision",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutResolutionProposal]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                proposed_by_viewer=Case(
+                    When(proposed_by_id=request.user.pk, then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                )
+            )
+        )
+
+    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
+        if request.user.has_perm("payouts.approve_resolution"):
+            return (*self.list_display, "review_link")
+        return self.list_display
+
+    @admin.display(description="decision")
+    def decision_display(self, obj: PayoutResolutionProposal) -> str:
+        return obj.get_decision_display() if obj.decision else "open"
+
+    @admin.display(description="review")
+    def review_link(self, obj: PayoutResolutionProposal) -> str:
+        if not obj.is_open:
+            return "—"
+        if getattr(obj, "proposed_by_viewer", False):
+            return "your proposal: another approver decides"
+        url = reverse("admin:payouts_payout_review_resolution", args=[obj.pk])
+        return format_html('<a href="{}">Review…</a>', url)
 
 
 @admin.register(PayoutResolution)
-class PayoutResolutionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """The audit log of manual resolutions: read-only."""
+class PayoutResolutionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Manual resolutions (internal): read-only."""
 
     list_display = ("payout", "from_status", "to_status", "resolved_by", "created_at")
     list_filter = ("to_status",)
@@ -406,7 +711,7 @@ class PayoutResolutionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(SandboxTransfer)
-class SandboxTransferAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class SandboxTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     """What the test-mode provider holds (read-only)."""
 
     list_display = (

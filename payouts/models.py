@@ -2,7 +2,9 @@
 
 A payout is created ``reserved`` (its total debit moved from available to reserved balance in the
 same transaction) and then moves through the state machine in ``payouts.state_machine``. The
-provider's raw answers are kept for audit; manual resolutions by finance staff are recorded in
+provider's raw answers are kept for audit. An ambiguous payout that finance staff settle by hand
+goes through two people: one proposes the outcome (``PayoutResolutionProposal``), another
+approves or rejects it; an approved proposal settles the payout and is recorded in
 ``PayoutResolution``.
 """
 
@@ -13,6 +15,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from core.fields import MoneyField
 from core.money import CURRENCY_NGN
@@ -97,7 +100,10 @@ class Payout(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         permissions = [
-            ("resolve_payout", "Can resolve an ambiguous payout manually"),
+            ("requery_payout", "Can requery a payout with the provider"),
+            ("export_payouts", "Can export payouts as CSV"),
+            ("propose_resolution", "Can propose a manual resolution of an ambiguous payout"),
+            ("approve_resolution", "Can approve or reject a proposed payout resolution"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -169,6 +175,89 @@ class PayoutResolution(models.Model):
 
     def __str__(self) -> str:
         return f"{self.payout.internal_reference}: {self.from_status} → {self.to_status}"
+
+
+class ResolutionDecision(models.TextChoices):
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class PayoutResolutionProposal(models.Model):
+    """A proposed manual resolution of an ambiguous payout, waiting for a second person.
+
+    ``reason`` and the evidence are internal: the merchant is never shown them. The payout
+    settles only when another user approves (``payouts.services.payout_resolution_approve``).
+    An open proposal has no decision yet; a payout has at most one open proposal.
+    """
+
+    payout = models.ForeignKey(
+        Payout, on_delete=models.PROTECT, related_name="resolution_proposals"
+    )
+    proposed_status = models.CharField(max_length=12, choices=ResolutionStatus.choices)
+    reason = models.TextField(help_text="Internal: what was checked and with whom")
+    provider_reference = models.CharField(
+        max_length=100, blank=True, default="", help_text="Evidence: the provider's reference"
+    )
+    nip_session_id = models.CharField(
+        max_length=64, blank=True, default="", help_text="Evidence: the NIP session id"
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="payout_resolution_proposals",
+    )
+    proposed_at = models.DateTimeField(default=timezone.now)
+    decision = models.CharField(
+        max_length=10, choices=ResolutionDecision.choices, blank=True, default=""
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="payout_resolution_decisions",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-proposed_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["payout"],
+                condition=Q(decision=""),
+                name="one_open_resolution_proposal_per_payout",
+            ),
+            models.CheckConstraint(
+                condition=~Q(reason=""), name="resolution_proposal_reason_required"
+            ),
+            models.CheckConstraint(
+                condition=Q(proposed_status__in=ResolutionStatus.values),
+                name="resolution_proposal_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(decision="", decided_by__isnull=True, decided_at__isnull=True)
+                    | Q(
+                        decision__in=ResolutionDecision.values,
+                        decided_by__isnull=False,
+                        decided_at__isnull=False,
+                    )
+                ),
+                name="resolution_proposal_decision_complete",
+            ),
+            models.CheckConstraint(
+                condition=~Q(decided_by=F("proposed_by")),
+                name="resolution_proposal_decided_by_another_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.payout.internal_reference}: proposed {self.proposed_status}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.decision == ""
 
 
 class SandboxTransfer(models.Model):

@@ -1,5 +1,9 @@
-"""Back office for wallets: balances and ledger are read-only; status changes go through the
-service; fee schedules and banks are editable."""
+"""Back office for wallets: balances and ledger are read-only; fee schedules and banks are
+editable (and audited).
+
+A wallet's status changes only through the "Activate"/"Deactivate" actions: they need
+``wallets.change_wallet_status`` and a typed reason, run ``wallet_status_set`` and write an audit
+record per wallet."""
 
 from __future__ import annotations
 
@@ -8,12 +12,15 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet, ModelForm
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from audit.backoffice import BackOfficeAdminMixin, action_confirmation, confirmation_form
+from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 from core.exceptions import ApplicationError
 from wallets.models import (
@@ -29,10 +36,10 @@ from wallets.services import fee_tiers_validate, wallet_status_set
 
 
 @admin.register(Wallet)
-class WalletAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Wallets are created with their merchant and never deleted; only the status changes."""
+class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Wallets are created with their merchant and never deleted; only the status changes, by
+    the actions."""
 
-    allow_change = True
     list_display = (
         "id",
         "merchant",
@@ -61,7 +68,7 @@ class WalletAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "created_at",
         "updated_at",
     )
-    readonly_fields = tuple(name for name in fields if name != "status")
+    readonly_fields = fields
     actions = ("activate_wallets", "deactivate_wallets")
 
     @admin.display(description="ledger")
@@ -69,26 +76,66 @@ class WalletAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         url = reverse("admin:wallets_ledgerentry_changelist") + f"?wallet__id__exact={obj.pk}"
         return format_html('<a href="{}">View ledger entries</a>', url)
 
-    def save_model(self, request: HttpRequest, obj: Wallet, form: ModelForm, change: bool) -> None:
-        # Only the status is editable, and it changes through the service under the row lock.
-        wallet_status_set(wallet_id=obj.pk, status=form.cleaned_data["status"])
+    def has_change_wallet_status_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "wallets.change_wallet_status")
 
-    def _set_status(self, request: HttpRequest, queryset: QuerySet[Wallet], status: str) -> None:
-        for wallet_id in queryset.values_list("pk", flat=True):
-            wallet_status_set(wallet_id=wallet_id, status=status)
-        self.message_user(request, f"{queryset.count()} wallet(s) set to {status}.")
+    def _set_status(
+        self, request: HttpRequest, queryset: QuerySet[Wallet], *, status: str, action_name: str
+    ) -> HttpResponse | None:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            verb = "Reactivate" if status == WalletStatus.ACTIVE else "Deactivate"
+            effect = (
+                "they accept payouts again"
+                if status == WalletStatus.ACTIVE
+                else "new payouts from them are refused; balances are untouched"
+            )
+            return action_confirmation(
+                request,
+                model_admin=self,
+                queryset=queryset.select_related("merchant"),
+                action_name=action_name,
+                title=f"{verb} wallets",
+                intro=f"The wallets below will be set to {status}: {effect}.",
+                submit_label=f"{verb} wallets",
+                form=form,
+            )
+        changed = 0
+        for wallet in queryset.order_by("pk"):
+            with transaction.atomic():
+                updated = wallet_status_set(wallet_id=wallet.pk, status=status)
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("status_set"),
+                    obj=updated,
+                    before={"status": wallet.status},
+                    after={"status": updated.status},
+                    reason=form.cleaned_data["reason"],
+                    request=request,
+                )
+            changed += wallet.status != updated.status
+        self.message_user(request, f"{changed} wallet(s) set to {status}.", level=messages.SUCCESS)
+        return None
 
-    @admin.action(description="Activate selected wallets")
-    def activate_wallets(self, request: HttpRequest, queryset: QuerySet[Wallet]) -> None:
-        self._set_status(request, queryset, WalletStatus.ACTIVE)
+    @admin.action(description="Reactivate selected wallets…", permissions=["change_wallet_status"])
+    def activate_wallets(
+        self, request: HttpRequest, queryset: QuerySet[Wallet]
+    ) -> HttpResponse | None:
+        return self._set_status(
+            request, queryset, status=WalletStatus.ACTIVE, action_name="activate_wallets"
+        )
 
-    @admin.action(description="Deactivate selected wallets")
-    def deactivate_wallets(self, request: HttpRequest, queryset: QuerySet[Wallet]) -> None:
-        self._set_status(request, queryset, WalletStatus.INACTIVE)
+    @admin.action(description="Deactivate selected wallets…", permissions=["change_wallet_status"])
+    def deactivate_wallets(
+        self, request: HttpRequest, queryset: QuerySet[Wallet]
+    ) -> HttpResponse | None:
+        return self._set_status(
+            request, queryset, status=WalletStatus.INACTIVE, action_name="deactivate_wallets"
+        )
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "created_at",
@@ -114,7 +161,7 @@ class LedgerEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(FundingTransfer)
-class FundingTransferAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class FundingTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "provider_reference",
         "wallet",
@@ -157,7 +204,7 @@ class FeeTierInline(admin.TabularInline):
 
 
 @admin.register(FeeSchedule)
-class FeeScheduleAdmin(admin.ModelAdmin):
+class FeeScheduleAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("name", "currency", "effective_from", "tier_summary", "created_at")
     list_filter = ("currency",)
     inlines = (FeeTierInline,)
@@ -183,7 +230,7 @@ class FeeScheduleAdmin(admin.ModelAdmin):
 
 
 @admin.register(Bank)
-class BankAdmin(admin.ModelAdmin):
+class BankAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("name", "bank_code", "institution_code", "is_active", "updated_at")
     list_editable = ("is_active",)
     list_filter = ("is_active",)

@@ -1,16 +1,20 @@
 """Back office for events and their webhook deliveries: a read-only log. "Resend" starts a new
-attempt chain with the same event id and bytes."""
+attempt chain with the same event id and bytes; it needs ``webhooks.resend_event`` and writes an
+audit record per event or delivery resent."""
 
 from __future__ import annotations
 
 import json
 
-from core.admin import ReadOnlyAdminMixin
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from audit.backoffice import BackOfficeAdminMixin
+from audit.services import audit_record
+from core.admin import ReadOnlyAdminMixin
 from webhooks.deliveries import event_resend, webhook_delivery_resend
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -66,7 +70,7 @@ class WebhookDeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = ("event_id", "event_type", "reference", "merchant", "mode", "created_at")
     list_filter = (
         ("merchant", admin.RelatedOnlyFieldListFilter),
@@ -100,11 +104,25 @@ class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             pretty = obj.body
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", pretty)
 
-    @admin.action(description="Resend (new attempt chains, same event id and bytes)")
+    def has_resend_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "webhooks.resend_event")
+
+    @admin.action(
+        description="Resend (new attempt chains, same event id and bytes)", permissions=["resend"]
+    )
     def resend(self, request: HttpRequest, queryset: QuerySet[Event]) -> None:
         count = 0
-        for event in queryset:
-            count += len(event_resend(event=event))
+        for event in queryset.order_by("pk"):
+            with transaction.atomic():
+                resent = event_resend(event=event)
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("resend"),
+                    obj=event,
+                    after={"deliveries": [(delivery.pk, delivery.url) for delivery in resent]},
+                    request=request,
+                )
+            count += len(resent)
         self.message_user(request, f"Queued {count} new delivery chain(s).", level=messages.SUCCESS)
 
 
@@ -124,7 +142,7 @@ class WebhookDeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "event_id_display",
         "event_type_display",
@@ -173,16 +191,30 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def event_type_display(self, obj: WebhookDelivery) -> str:
         return obj.event.event_type
 
-    @admin.action(description="Resend (new attempt chain, same event id and bytes)")
+    def has_resend_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "webhooks.resend_event")
+
+    @admin.action(
+        description="Resend (new attempt chain, same event id and bytes)", permissions=["resend"]
+    )
     def resend(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        resent = [webhook_delivery_resend(delivery=delivery) for delivery in queryset]
-        self.message_user(
-            request, f"Queued {len(resent)} new delivery chain(s).", level=messages.SUCCESS
-        )
+        count = 0
+        for delivery in queryset.select_related("event").order_by("pk"):
+            with transaction.atomic():
+                resent = webhook_delivery_resend(delivery=delivery)
+                audit_record(
+                    actor=request.user,
+                    action=self.audit_action("resend"),
+                    obj=delivery,
+                    after={"delivery": resent.pk, "event_id": delivery.event.event_id},
+                    request=request,
+                )
+            count += 1
+        self.message_user(request, f"Queued {count} new delivery chain(s).", level=messages.SUCCESS)
 
 
 @admin.register(WebhookDeliveryAttempt)
-class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
         "created_at",
         "event_id_display",

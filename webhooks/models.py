@@ -48,6 +48,7 @@ class Event(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        permissions = [("resend_event", "Can resend an event's webhook deliveries")]
         constraints = [
             models.UniqueConstraint(
                 fields=["transaction", "event_type"],

@@ -1,15 +1,32 @@
+"""Merchants back office: who may rotate keys and webhook secrets (with a typed reason, shown
+once, audited); merchants and webhook settings created in the admin go through the services."""
+
 from __future__ import annotations
 
 import re
+import socket
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from merchants.models import Mode, SecretKey
+from audit.models import AuditRecord
+from core import ssrf
+from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
+from merchants.services import webhook_settings_set
+from tests.audit.factories import StaffUserFactory
+from tests.audit.helpers import actions_offered, assert_admin_forbidden, audit_count, client_for
+from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
+
+MERCHANTS = "/admin/merchants/merchant/"
+WEBHOOK_SETTINGS = "/admin/merchants/webhooksettings/"
+KEY_PATTERN = r"sk_(?:test|live)_[A-Za-z0-9_-]{43}"
+SECRET_PATTERN = r"whsec_[A-Za-z0-9_-]{43}"
+REASON = "Merchant reported the key leaked in a support ticket"
+PUBLIC_HOSTS = {"hooks.example.com": ["93.184.216.34"], "intranet.example.com": ["10.0.0.5"]}
 
 
 @pytest.fixture
@@ -20,13 +37,36 @@ def admin_client() -> Client:
     return client
 
 
+@pytest.fixture
+def security_admin() -> User:
+    return StaffUserFactory(username="sec-admin", roles=["security_admin"])
+
+
+@pytest.fixture
+def fake_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    def resolve(host: str, port: int) -> list[str]:
+        if host not in PUBLIC_HOSTS:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return PUBLIC_HOSTS[host]
+
+    monkeypatch.setattr(ssrf, "system_resolver", resolve)
+
+
+def rotate(client: Client, merchant: Merchant, action: str = "rotate_live_key", meta=None, **extra):
+    data = {"action": action, "_selected_action": [merchant.pk], **extra}
+    return client.post(MERCHANTS, data, **(meta or {}))
+
+
+# --- Key rotation ----------------------------------------------------------------------------
+
+
 def test_rotate_action_revokes_the_old_key_and_shows_the_new_one_once(
     admin_client: Client, merchant_account
 ) -> None:
-    response = admin_client.post(
-        "/admin/merchants/merchant/",
-        {"action": "rotate_test_key", "_selected_action": [merchant_account.merchant.pk]},
-        follow=True,
+    confirmation = rotate(admin_client, merchant_account.merchant, "rotate_test_key")
+    assert confirmation.status_code == 200
+    response = rotate(
+        admin_client, merchant_account.merchant, "rotate_test_key", confirm="yes", reason=REASON
     )
     assert response.status_code == 200
     shown = re.findall(r"sk_test_[A-Za-z0-9_-]{43}", response.content.decode())
@@ -35,6 +75,78 @@ def test_rotate_action_revokes_the_old_key_and_shows_the_new_one_once(
     assert secret_key_get_active(plaintext=merchant_account.test_key.plaintext) is None
     listing = admin_client.get("/admin/merchants/merchant/").content.decode()
     assert shown[0] not in listing
+
+
+@pytest.mark.parametrize("role", [None, "ops", "finance_viewer"])
+def test_a_user_without_the_rotation_permission_cannot_rotate(merchant_account, role) -> None:
+    user = StaffUserFactory(
+        roles=[role] if role else [], permissions=[] if role else ["merchants.view_merchant"]
+    )
+    client = client_for(user)
+    listing = client.get(MERCHANTS)
+    if role == "finance_viewer":  # no view permission on merchants at all
+        assert_admin_forbidden(listing)
+    else:
+        assert listing.status_code == 200
+        assert actions_offered(listing) == set()
+        assert "Rotate" not in listing.content.decode()
+    before = audit_count()
+    for extra in ({}, {"confirm": "yes", "reason": REASON}):
+        response = rotate(client, merchant_account.merchant, **extra)
+        assert_admin_forbidden(response)
+        assert not re.search(KEY_PATTERN, response.content.decode())
+    assert secret_key_get_active(plaintext=merchant_account.live_key.plaintext) is not None
+    assert SecretKey.objects.filter(merchant=merchant_account.merchant).count() == 2
+    assert audit_count() == before
+
+
+def test_rotation_asks_for_a_reason_on_an_admin_page_first(
+    security_admin: User, merchant_account
+) -> None:
+    client = client_for(security_admin)
+    assert actions_offered(client.get(MERCHANTS)) == {"rotate_test_key", "rotate_live_key"}
+    page = rotate(client, merchant_account.merchant)
+    assert page.status_code == 200
+    assert "admin/backoffice/confirm_action.html" in [t.name for t in page.templates]
+    assert 'id="site-name"' in page.content.decode()
+    assert str(merchant_account.merchant) in page.content.decode()
+    too_short = rotate(client, merchant_account.merchant, confirm="yes", reason="because")
+    assert too_short.status_code == 200
+    assert "Ensure this value has at least 10 characters" in too_short.content.decode()
+    assert secret_key_get_active(plaintext=merchant_account.live_key.plaintext) is not None
+    assert not AuditRecord.objects.exists()
+
+
+def test_security_admin_rotates_with_a_reason_and_the_audit_keeps_prefixes_only(
+    security_admin: User, merchant_account
+) -> None:
+    client = client_for(security_admin)
+    old = SecretKey.objects.get(merchant=merchant_account.merchant, mode=Mode.LIVE)
+    response = rotate(
+        client,
+        merchant_account.merchant,
+        confirm="yes",
+        reason=REASON,
+        meta={"REMOTE_ADDR": "198.51.100.7"},
+    )
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    (new_key,) = re.findall(r"sk_live_[A-Za-z0-9_-]{43}", response.content.decode())
+    assert secret_key_get_active(plaintext=new_key) is not None
+    assert secret_key_get_active(plaintext=merchant_account.live_key.plaintext) is None
+    assert new_key not in str(client.cookies)  # not carried by the message framework either
+    record = AuditRecord.objects.get()
+    assert record.actor == security_admin
+    assert record.action == "merchants.merchant.rotate_secret_key"
+    assert record.object_id == str(merchant_account.merchant.pk)
+    assert record.before == {"mode": "live", "key_prefix": old.prefix}
+    assert record.after == {"mode": "live", "key_prefix": new_key[:12]}
+    assert record.reason == REASON
+    assert record.ip_address == "198.51.100.7"
+    assert new_key not in str(record.before) + str(record.after) + record.reason
+
+
+# --- Keys and webhook settings on record ----------------------------------------------------
 
 
 def test_key_list_shows_prefixes_never_hashes_or_keys(
@@ -50,8 +162,6 @@ def test_key_list_shows_prefixes_never_hashes_or_keys(
 def test_webhook_settings_list_never_shows_the_secret(
     admin_client: Client, merchant_account
 ) -> None:
-    from merchants.services import webhook_settings_set
-
     row = webhook_settings_set(
         merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
     )
@@ -60,3 +170,148 @@ def test_webhook_settings_list_never_shows_the_secret(
     assert row.secret not in listing
     change_page = admin_client.get(f"/admin/merchants/webhooksettings/{row.pk}/change/")
     assert row.secret not in change_page.content.decode()
+
+
+# --- Merchant creation ------------------------------------------------------------------------
+
+
+def test_a_merchant_added_in_the_admin_gets_keys_and_wallets(security_admin: User) -> None:
+    client = client_for(security_admin)
+    response = client.post(f"{MERCHANTS}add/", {"name": "Bola Foods", "email": "bola@example.com"})
+    assert response.status_code == 200
+    merchant = Merchant.objects.get(name="Bola Foods")
+    keys = re.findall(KEY_PATTERN, response.content.decode())
+    assert sorted(key[:7] for key in keys) == ["sk_live", "sk_test"]
+    assert all(secret_key_get_active(plaintext=key).merchant == merchant for key in keys)
+    assert set(Wallet.objects.filter(merchant=merchant).values_list("mode", flat=True)) == {
+        "test",
+        "live",
+    }
+    record = AuditRecord.objects.get(action="merchants.merchant.add")
+    assert record.actor == security_admin
+    assert record.object_id == str(merchant.pk)
+    assert sorted(record.after["wallets"]) == ["live", "test"]
+    assert {record.after["test_key_prefix"], record.after["live_key_prefix"]} == {
+        key[:12] for key in keys
+    }
+    assert not any(key in str(record.after) for key in keys)
+    detail = client.get(f"{MERCHANTS}{merchant.pk}/change/").content.decode()
+    assert not re.search(KEY_PATTERN, detail)
+
+
+def test_adding_a_merchant_needs_the_add_permission() -> None:
+    client = client_for(StaffUserFactory(roles=["ops"]))
+    assert_admin_forbidden(client.get(f"{MERCHANTS}add/"))
+    response = client.post(f"{MERCHANTS}add/", {"name": "Bola Foods", "email": "bola@example.com"})
+    assert_admin_forbidden(response)
+    assert not Merchant.objects.filter(name="Bola Foods").exists()
+
+
+def test_editing_a_merchant_is_audited(security_admin: User, merchant_account) -> None:
+    merchant = merchant_account.merchant
+    response = client_for(security_admin).post(
+        f"{MERCHANTS}{merchant.pk}/change/",
+        {
+            "name": "Ade Stores Ltd",
+            "email": merchant.email,
+            "is_active": "on",
+            "secret_keys-TOTAL_FORMS": "0",
+            "secret_keys-INITIAL_FORMS": "0",
+        },
+    )
+    assert response.status_code == 302
+    record = AuditRecord.objects.get(action="merchants.merchant.change")
+    assert (record.before, record.after) == ({"name": "Ade Stores"}, {"name": "Ade Stores Ltd"})
+
+
+# --- Webhook settings ---------------------------------------------------------------------------
+
+
+def test_webhook_settings_added_in_the_admin_get_a_secret_shown_once(
+    security_admin: User, merchant_account, fake_dns
+) -> None:
+    client = client_for(security_admin)
+    response = client.post(
+        f"{WEBHOOK_SETTINGS}add/",
+        {
+            "merchant": merchant_account.merchant.pk,
+            "mode": "live",
+            "url": "https://hooks.example.com/payments",
+        },
+    )
+    assert response.status_code == 200
+    row = WebhookSettings.objects.get(merchant=merchant_account.merchant, mode=Mode.LIVE)
+    assert row.url == "https://hooks.example.com/payments"
+    assert re.fullmatch(SECRET_PATTERN, row.secret)
+    assert re.findall(SECRET_PATTERN, response.content.decode()) == [row.secret]
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.set")
+    assert record.before is None
+    assert record.after == {"url": "https://hooks.example.com/payments", "secret": "generated"}
+    assert row.secret not in str(record.after)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://intranet.example.com/hook", "private"),
+        ("https://127.0.0.1/hook", "loopback"),
+        ("http://hooks.example.com/hook", "https"),
+        ("https://unknown.example.com/hook", "resolve"),
+    ],
+)
+def test_webhook_settings_refuse_a_url_that_is_not_public(
+    security_admin: User, merchant_account, fake_dns, url: str, message: str
+) -> None:
+    response = client_for(security_admin).post(
+        f"{WEBHOOK_SETTINGS}add/",
+        {"merchant": merchant_account.merchant.pk, "mode": "live", "url": url},
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["url"]
+    assert errors[0].startswith("This URL cannot receive webhooks")
+    assert message in errors[0]
+    assert not WebhookSettings.objects.filter(merchant=merchant_account.merchant).exists()
+    assert not AuditRecord.objects.exists()
+
+
+def test_changing_the_webhook_url_keeps_the_secret_and_is_audited(
+    security_admin: User, merchant_account, fake_dns
+) -> None:
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://hooks.example.com/a"
+    )
+    response = client_for(security_admin).post(
+        f"{WEBHOOK_SETTINGS}{row.pk}/change/", {"url": "https://hooks.example.com/b"}
+    )
+    assert response.status_code == 302
+    updated = WebhookSettings.objects.get(pk=row.pk)
+    assert (updated.url, updated.secret) == ("https://hooks.example.com/b", row.secret)
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.set")
+    assert record.before == {"url": "https://hooks.example.com/a", "secret": "set"}
+    assert record.after == {"url": "https://hooks.example.com/b", "secret": "unchanged"}
+
+
+def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
+    security_admin: User, merchant_account
+) -> None:
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
+    )
+    ops = client_for(StaffUserFactory(roles=["ops"]))
+    assert actions_offered(ops.get(WEBHOOK_SETTINGS)) == set()
+    data = {"action": "rotate_secret", "_selected_action": [row.pk]}
+    assert_admin_forbidden(ops.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON}))
+    assert WebhookSettings.objects.get(pk=row.pk).secret == row.secret
+    assert not AuditRecord.objects.exists()
+
+    client = client_for(security_admin)
+    assert client.post(WEBHOOK_SETTINGS, data).status_code == 200  # the confirmation page
+    assert WebhookSettings.objects.get(pk=row.pk).secret == row.secret
+    response = client.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON})
+    rotated = WebhookSettings.objects.get(pk=row.pk).secret
+    assert rotated != row.secret
+    assert re.findall(SECRET_PATTERN, response.content.decode()) == [rotated]
+    record = AuditRecord.objects.get()
+    assert record.action == "merchants.webhooksettings.rotate_webhook_secret"
+    assert (record.before, record.after) == ({"secret": "set"}, {"secret": "rotated"})
+    assert record.reason == REASON

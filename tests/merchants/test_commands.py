@@ -38,6 +38,31 @@ def test_rotate_secret_key_prints_the_new_key_once_and_revokes_the_old() -> None
     assert SecretKey.objects.filter(merchant=created.merchant, mode=Mode.LIVE).count() == 2
 
 
+def test_rotate_secret_key_writes_the_audit_trail_without_the_key() -> None:
+    from audit.models import AuditRecord
+
+    created = merchant_create(name="Ops Audit", email="ops-audit@example.com")
+    stdout = io.StringIO()
+    call_command(
+        "rotate_secret_key",
+        "--merchant",
+        str(created.merchant.pk),
+        "--mode",
+        "live",
+        "--reason",
+        "key pasted in a support ticket",
+        stdout=stdout,
+        stderr=io.StringIO(),
+    )
+    record = AuditRecord.objects.get(action="merchants.merchant.rotate_secret_key")
+    assert record.reason == "key pasted in a support ticket"
+    assert record.actor_label.startswith("manage.py rotate_secret_key")
+    assert record.before["key_prefix"] == created.live_key.secret_key.prefix
+    new_key = stdout.getvalue().strip()
+    assert new_key not in str(record.before) + str(record.after)
+    assert created.live_key.plaintext not in str(record.before) + str(record.after)
+
+
 def test_rotate_secret_key_unknown_merchant_fails() -> None:
     with pytest.raises(CommandError):
         call_command("rotate_secret_key", "--merchant", "999999", "--mode", "test")

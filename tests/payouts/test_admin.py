@@ -1,5 +1,5 @@
-"""Back office: filters, search, ledger entries on the change page, CSV export, requery action
-and manual resolution of ambiguous payouts (with a reason, audited, permission-gated)."""
+"""Back office: filters, search, ledger entries on the change page, CSV export, requery action,
+and the two-person manual resolution of ambiguous payouts, for each finance role."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from audit.models import AuditRecord
 from merchants.models import Mode
 from merchants.services import merchant_create
-from payouts.models import Payout, PayoutResolution, PayoutStatus
-from payouts.services import payout_dispatch
+from payouts.models import Payout, PayoutResolution, PayoutResolutionProposal, PayoutStatus
+from payouts.services import payout_dispatch, payout_resolution_propose
+from tests.audit.factories import StaffUserFactory
+from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
 from tests.payouts.factories import PayoutFactory
 from tests.payouts.helpers import assert_wallet_balanced, reload
 from wallets.models import LedgerEntry, LedgerEntryType
@@ -30,8 +33,12 @@ def change_url(payout: Payout) -> str:
     return f"{CHANGELIST}{payout.pk}/change/"
 
 
-def resolve_url(payout: Payout) -> str:
-    return f"{CHANGELIST}{payout.pk}/resolve/"
+def propose_url(payout: Payout) -> str:
+    return f"{CHANGELIST}{payout.pk}/propose-resolution/"
+
+
+def review_url(proposal: PayoutResolutionProposal) -> str:
+    return f"{CHANGELIST}resolution-proposals/{proposal.pk}/review/"
 
 
 @pytest.fixture
@@ -135,7 +142,7 @@ def test_change_page_shows_ledger_entries_read_only(admin_client, ambiguous) -> 
     assert "1010.00" in page
     assert "sandbox.initiate_transfer" in page
     assert 'name="_save"' not in page
-    assert "Resolve this payout" in page
+    assert "Propose a resolution…" in page
 
 
 def test_payouts_cannot_be_added_or_deleted(admin_client, ambiguous) -> None:
@@ -186,96 +193,296 @@ def test_requery_selected(admin_client, funded_wallet, create_payout) -> None:
     assert_wallet_balanced(funded_wallet)
 
 
-def test_resolve_action_leads_to_the_form(admin_client, ambiguous) -> None:
-    response = admin_client.post(
-        CHANGELIST, {"action": "resolve_selected", "_selected_action": [ambiguous.pk]}
+INTERNAL_REASON = "Paystack support confirmed the credit never landed, ticket 991"
+
+
+@pytest.fixture
+def operator() -> User:
+    return StaffUserFactory(username="operator", roles=["finance_operator"])
+
+
+@pytest.fixture
+def approver() -> User:
+    return StaffUserFactory(username="approver", roles=["finance_approver"])
+
+
+def proposal_for(payout: Payout, user: User, status: str = "failed") -> PayoutResolutionProposal:
+    return payout_resolution_propose(
+        payout_id=payout.pk, proposed_status=status, reason=INTERNAL_REASON, proposed_by=user
+    )
+
+
+def propose_form(status: str = "failed", **overrides: str) -> dict[str, str]:
+    return {
+        "proposed_status": status,
+        "reason": INTERNAL_REASON,
+        "provider_reference": "TRF_9x8y",
+        "nip_session_id": "000058123456",
+        "checked": "on",
+        **overrides,
+    }
+
+
+def buttons(response) -> list[str]:
+    return [label for label, _url in response.context["backoffice_buttons"]]
+
+
+# --- What each role sees ------------------------------------------------------------------------
+
+
+def test_a_view_only_user_sees_no_action_or_button_and_changes_nothing(ambiguous) -> None:
+    viewer = StaffUserFactory(permissions=["payouts.view_payout"])
+    client = client_for(viewer)
+    listing = client.get(CHANGELIST)
+    assert listing.status_code == 200
+    assert actions_offered(listing) == set()
+    page = client.get(change_url(ambiguous))
+    assert page.status_code == 200
+    assert buttons(page) == []
+    assert "Propose a resolution" not in page.content.decode()
+    assert 'name="_save"' not in page.content.decode()
+    for action in ("requery_selected", "export_csv", "propose_resolution_selected"):
+        response = client.post(CHANGELIST, {"action": action, "_selected_action": [ambiguous.pk]})
+        assert_admin_forbidden(response)
+    assert_admin_forbidden(client.get(propose_url(ambiguous)))
+    assert_admin_forbidden(client.post(propose_url(ambiguous), propose_form()))
+    payout = reload(ambiguous)
+    assert (payout.status, payout.requery_count) == (PayoutStatus.AMBIGUOUS, 0)
+    assert not PayoutResolutionProposal.objects.exists()
+    assert not AuditRecord.objects.exists()
+
+
+def test_finance_viewer_may_export_only(ambiguous) -> None:
+    client = client_for(StaffUserFactory(roles=["finance_viewer"]))
+    assert actions_offered(client.get(CHANGELIST)) == {"export_csv"}
+    assert buttons(client.get(change_url(ambiguous))) == []
+    assert_admin_forbidden(
+        client.post(CHANGELIST, {"action": "requery_selected", "_selected_action": [ambiguous.pk]})
+    )
+    assert reload(ambiguous).requery_count == 0
+
+
+def test_finance_operator_may_requery_and_propose_but_not_approve(ambiguous, operator) -> None:
+    client = client_for(operator)
+    assert actions_offered(client.get(CHANGELIST)) == {
+        "requery_selected",
+        "export_csv",
+        "propose_resolution_selected",
+    }
+    assert buttons(client.get(change_url(ambiguous))) == ["Propose a resolution…"]
+    proposal = proposal_for(ambiguous, operator)
+    assert buttons(client.get(change_url(ambiguous))) == []
+    assert_admin_forbidden(client.get(review_url(proposal)))
+    assert_admin_forbidden(client.post(review_url(proposal), {"_approve": "1"}))
+    assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
+
+
+def test_finance_approver_may_review_but_not_propose(ambiguous, operator, approver) -> None:
+    client = client_for(approver)
+    assert actions_offered(client.get(CHANGELIST)) == {"export_csv"}
+    assert buttons(client.get(change_url(ambiguous))) == []
+    assert_admin_forbidden(client.get(propose_url(ambiguous)))
+    assert_admin_forbidden(client.post(propose_url(ambiguous), propose_form()))
+    assert not PayoutResolutionProposal.objects.exists()
+    proposal_for(ambiguous, operator)
+    assert buttons(client.get(change_url(ambiguous))) == ["Review the proposed resolution…"]
+
+
+def test_requery_action_is_audited(funded_wallet, create_payout, operator) -> None:
+    payout = create_payout(account_number="1000000002").payout
+    payout_dispatch(payout_id=payout.pk)
+    response = client_for(operator).post(
+        CHANGELIST, {"action": "requery_selected", "_selected_action": [payout.pk]}
     )
     assert response.status_code == 302
-    assert response["Location"] == resolve_url(ambiguous)
-    form = admin_client.get(resolve_url(ambiguous))
-    assert form.status_code == 200
-    assert "Resolve payout" in form.content.decode()
+    record = AuditRecord.objects.get()
+    assert (record.actor, record.action) == (operator, "payouts.payout.requery")
+    assert (record.before, record.after) == ({"status": "ambiguous"}, {"status": "successful"})
 
 
-def test_resolve_action_needs_exactly_one_ambiguous(admin_client, funded_wallet, create_payout):
+# --- Proposing --------------------------------------------------------------------------------
+
+
+def test_propose_action_leads_to_the_proposal_page(ambiguous, operator) -> None:
+    client = client_for(operator)
+    response = client.post(
+        CHANGELIST, {"action": "propose_resolution_selected", "_selected_action": [ambiguous.pk]}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == propose_url(ambiguous)
+    page = client.get(propose_url(ambiguous))
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "admin/payouts/payout/propose_resolution.html" in [t.name for t in page.templates]
+    assert 'id="site-name"' in content
+    assert "sandbox.initiate_transfer" in content  # the provider's answers
+    assert "payout_reserve" in content  # the ledger entries
+    assert "I have confirmed this outcome" in content
+
+
+def test_propose_action_needs_exactly_one_ambiguous(funded_wallet, create_payout, operator):
     payout = create_payout().payout
-    response = admin_client.post(
-        CHANGELIST, {"action": "resolve_selected", "_selected_action": [payout.pk]}, follow=True
+    response = client_for(operator).post(
+        CHANGELIST,
+        {"action": "propose_resolution_selected", "_selected_action": [payout.pk]},
+        follow=True,
     )
     assert "Select exactly one ambiguous payout" in response.content.decode()
 
 
-def test_resolve_without_reason_changes_nothing(admin_client, ambiguous) -> None:
-    response = admin_client.post(resolve_url(ambiguous), {"to_status": "successful", "reason": ""})
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"reason": ""}, "This field is required"),
+        ({"checked": ""}, "This field is required"),
+        ({"reason": "too short"}, "at least 10 characters"),
+    ],
+)
+def test_a_proposal_without_reason_or_confirmation_changes_nothing(
+    ambiguous, operator, overrides, message
+) -> None:
+    response = client_for(operator).post(propose_url(ambiguous), propose_form(**overrides))
     assert response.status_code == 200
-    assert "This field is required" in response.content.decode()
+    assert message in response.content.decode()
     assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
-    assert not PayoutResolution.objects.exists()
+    assert not PayoutResolutionProposal.objects.exists()
+    assert not AuditRecord.objects.exists()
 
 
-def test_resolve_to_successful(admin_client, superuser, funded_wallet, ambiguous) -> None:
-    response = admin_client.post(
-        resolve_url(ambiguous),
-        {"to_status": "successful", "reason": "Paystack support confirmed credit, ticket 991"},
+def test_proposing_records_the_proposal_and_moves_nothing(ambiguous, operator) -> None:
+    response = client_for(operator).post(propose_url(ambiguous), propose_form())
+    assert response.status_code == 302
+    assert response["Location"] == change_url(ambiguous)
+    proposal = PayoutResolutionProposal.objects.get()
+    assert (proposal.proposed_by, proposal.proposed_status) == (operator, "failed")
+    assert (proposal.provider_reference, proposal.nip_session_id) == ("TRF_9x8y", "000058123456")
+    assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
+    assert AuditRecord.objects.get().action == "payouts.payout.resolution_propose"
+
+
+def test_proposing_a_non_ambiguous_payout_is_refused(funded_wallet, create_payout, operator):
+    payout = create_payout().payout
+    response = client_for(operator).post(propose_url(payout), propose_form())
+    assert response.status_code == 302
+    assert reload(payout).status == PayoutStatus.RESERVED
+    assert not PayoutResolutionProposal.objects.exists()
+
+
+# --- Reviewing --------------------------------------------------------------------------------
+
+
+def test_the_review_page_shows_the_proposal_and_both_decisions(ambiguous, operator, approver):
+    proposal = proposal_for(ambiguous, operator)
+    page = client_for(approver).get(review_url(proposal))
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "admin/payouts/payout/review_resolution.html" in [t.name for t in page.templates]
+    assert INTERNAL_REASON in content
+    assert "sandbox.initiate_transfer" in content
+    assert 'name="_approve"' in content
+    assert 'name="_reject"' in content
+
+
+def test_the_same_user_cannot_approve_their_own_proposal(ambiguous, superuser) -> None:
+    proposal = proposal_for(ambiguous, superuser)
+    client = client_for(superuser)
+    page = client.get(review_url(proposal))
+    assert page.status_code == 200
+    assert 'name="_approve"' not in page.content.decode()
+    assert "a different finance approver must decide" in page.content.decode()
+    assert buttons(client.get(change_url(ambiguous))) == []
+    response = client.post(review_url(proposal), {"_approve": "1", "note": "Looks right to me"})
+    assert_admin_forbidden(response)
+    assert "different user than the proposer" in response.content.decode()
+    assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
+    assert PayoutResolutionProposal.objects.get().is_open
+    assert not AuditRecord.objects.filter(action="payouts.payout.resolution_approve").exists()
+
+
+def test_approval_settles_the_payout_and_is_audited(
+    funded_wallet, ambiguous, operator, approver
+) -> None:
+    proposal = proposal_for(ambiguous, operator, status="successful")
+    response = client_for(approver).post(
+        review_url(proposal), {"_approve": "1", "note": "Matches the statement"}
     )
     assert response.status_code == 302
     payout = reload(ambiguous)
     assert payout.status == PayoutStatus.SUCCESSFUL
-    resolution = PayoutResolution.objects.get(payout=payout)
-    assert resolution.resolved_by == superuser
-    assert (resolution.from_status, resolution.to_status) == ("ambiguous", "successful")
-    assert resolution.reason == "Paystack support confirmed credit, ticket 991"
     assert LedgerEntry.objects.filter(
         payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_DEBIT
     ).exists()
     assert_wallet_balanced(funded_wallet)
-    page = admin_client.get(change_url(payout)).content.decode()
-    assert "Paystack support confirmed credit" in page
+    resolution = PayoutResolution.objects.get(payout=payout)
+    assert (resolution.resolved_by, resolution.reason) == (approver, INTERNAL_REASON)
+    record = AuditRecord.objects.get(action="payouts.payout.resolution_approve")
+    assert (record.actor, record.reason) == (approver, "Matches the statement")
+    page = client_for(approver).get(change_url(payout)).content.decode()
+    assert INTERNAL_REASON in page  # staff see the internal reason on the payout
 
 
-def test_resolve_to_failed_releases(admin_client, funded_wallet, ambiguous) -> None:
-    admin_client.post(
-        resolve_url(ambiguous),
-        {"to_status": "failed", "reason": "Beneficiary bank statement shows no credit"},
-    )
-    assert reload(ambiguous).status == PayoutStatus.FAILED
-    funded_wallet.refresh_from_db()
-    assert funded_wallet.reserved_balance == 0
-    assert_wallet_balanced(funded_wallet)
-
-
-def test_resolve_of_non_ambiguous_is_refused(admin_client, funded_wallet, create_payout) -> None:
-    payout = create_payout().payout
-    response = admin_client.post(
-        resolve_url(payout), {"to_status": "failed", "reason": "A long enough reason"}
-    )
+def test_rejection_leaves_the_payout_ambiguous(funded_wallet, ambiguous, operator, approver):
+    proposal = proposal_for(ambiguous, operator)
+    client = client_for(approver)
+    needs_note = client.post(review_url(proposal), {"_reject": "1", "note": ""})
+    assert needs_note.status_code == 200
+    assert "Say why the proposal is rejected" in needs_note.content.decode()
+    assert PayoutResolutionProposal.objects.get().is_open
+    response = client.post(review_url(proposal), {"_reject": "1", "note": "No statement line yet"})
     assert response.status_code == 302
-    assert reload(payout).status == PayoutStatus.RESERVED
-
-
-def test_resolve_needs_the_permission(ambiguous) -> None:
-    viewer = User.objects.create_user("clerk", password="pw-clerk-12345", is_staff=True)
-    viewer.user_permissions.add(
-        Permission.objects.get(codename="view_payout"),
-        Permission.objects.get(codename="change_payout"),
-    )
-    client = Client()
-    client.force_login(viewer)
-    assert client.get(change_url(ambiguous)).status_code == 200
-    response = client.post(
-        resolve_url(ambiguous), {"to_status": "successful", "reason": "A long enough reason"}
-    )
-    assert response.status_code == 403
     assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
+    assert PayoutResolutionProposal.objects.get().decision == "rejected"
+    assert_wallet_balanced(funded_wallet)
+    assert AuditRecord.objects.filter(action="payouts.payout.resolution_reject").count() == 1
+    assert buttons(client_for(operator).get(change_url(ambiguous))) == ["Propose a resolution…"]
 
 
-def test_resolution_audit_log_is_read_only(admin_client, superuser, ambiguous) -> None:
-    admin_client.post(
-        resolve_url(ambiguous), {"to_status": "successful", "reason": "Confirmed by phone call"}
+def test_a_post_without_a_decision_decides_nothing(ambiguous, operator, approver) -> None:
+    proposal = proposal_for(ambiguous, operator)
+    response = client_for(approver).post(review_url(proposal), {"note": "hmm"})
+    assert response.status_code == 200
+    assert "Choose to approve or to reject" in response.content.decode()
+    assert PayoutResolutionProposal.objects.get().is_open
+
+
+def test_the_csv_shows_the_outcome_never_the_internal_reason(
+    funded_wallet, ambiguous, operator, approver
+) -> None:
+    proposal = proposal_for(ambiguous, operator)
+    client_for(approver).post(review_url(proposal), {"_approve": "1"})
+    response = client_for(StaffUserFactory(roles=["finance_viewer"])).post(
+        CHANGELIST, {"action": "export_csv", "_selected_action": [ambiguous.pk]}
     )
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    record = dict(zip(rows[0], rows[1], strict=True))
+    assert (record["status"], record["error_message"]) == ("failed", "Transfer failed")
+    assert INTERNAL_REASON not in response.content.decode()
+    assert AuditRecord.objects.filter(action="payouts.payout.export").count() == 1
+
+
+def test_proposals_list_offers_review_to_approvers_only(ambiguous, operator, approver) -> None:
+    proposal_for(ambiguous, operator)
+    url = "/admin/payouts/payoutresolutionproposal/"
+    as_approver = client_for(approver).get(url, {"state": "open"}).content.decode()
+    assert "Review…" in as_approver
+    as_operator = client_for(operator).get(url)
+    assert as_operator.status_code == 200
+    assert "Review…" not in as_operator.content.decode()
+    viewer = client_for(StaffUserFactory(roles=["finance_viewer"])).get(url).content.decode()
+    assert "Review…" not in viewer
+
+
+def test_resolution_records_are_read_only(admin_client, operator, approver, ambiguous) -> None:
+    proposal = proposal_for(ambiguous, operator)
+    client_for(approver).post(review_url(proposal), {"_approve": "1"})
     resolution = PayoutResolution.objects.get()
     assert admin_client.get("/admin/payouts/payoutresolution/").status_code == 200
     assert admin_client.get("/admin/payouts/payoutresolution/add/").status_code == 403
     delete = f"/admin/payouts/payoutresolution/{resolution.pk}/delete/"
     assert admin_client.post(delete, {"post": "yes"}).status_code == 403
     assert PayoutResolution.objects.count() == 1
+    proposals = "/admin/payouts/payoutresolutionproposal/"
+    assert admin_client.get(f"{proposals}add/").status_code == 403
+    change = admin_client.post(f"{proposals}{proposal.pk}/change/", {"decision": "rejected"})
+    assert change.status_code == 403
+    assert PayoutResolutionProposal.objects.get().decision == "approved"

@@ -463,7 +463,7 @@ def test_manual_failure_releases(funded_wallet, ambiguous_payout, staff_user) ->
     )
     payout = reload(ambiguous_payout)
     assert payout.status == PayoutStatus.FAILED
-    assert payout.error_message.startswith("Resolved as failed by finance")
+    assert payout.error_message == "Transfer failed"  # the internal reason stays internal
     funded_wallet.refresh_from_db()
     assert funded_wallet.available_balance == Decimal("100000.00")
     assert_wallet_balanced(funded_wallet)

@@ -6,9 +6,15 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from audit.models import AuditRecord
+from tests.audit.factories import StaffUserFactory
+from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
 from wallets.models import FeeSchedule, LedgerEntry, WalletStatus
 
 pytestmark = pytest.mark.django_db
+
+WALLETS = "/admin/wallets/wallet/"
+REASON = "Merchant cleared by compliance, ticket 77"
 
 
 @pytest.fixture
@@ -39,25 +45,93 @@ def test_ledger_admin_lists_and_filters_but_cannot_add_change_or_delete(
     assert LedgerEntry.objects.get(pk=entry.pk).amount == Decimal("100.00")
 
 
-def test_wallet_admin_changes_status_but_not_balances(admin_client_logged_in, test_wallet) -> None:
+def test_the_wallet_change_page_changes_nothing(admin_client_logged_in, test_wallet) -> None:
     response = admin_client_logged_in.post(
         f"/admin/wallets/wallet/{test_wallet.pk}/change/",
         {"status": WalletStatus.INACTIVE, "available_balance": "999999.00"},
     )
-    assert response.status_code == 302
+    assert_admin_forbidden(response)
     test_wallet.refresh_from_db()
-    assert test_wallet.status == WalletStatus.INACTIVE
+    assert test_wallet.status == WalletStatus.ACTIVE
     assert test_wallet.available_balance == Decimal("0.00")
+    page = admin_client_logged_in.get(f"/admin/wallets/wallet/{test_wallet.pk}/change/")
+    assert 'name="_save"' not in page.content.decode()
 
 
 def test_wallet_admin_action_reactivates_wallets(admin_client_logged_in, test_wallet) -> None:
     test_wallet.status = WalletStatus.INACTIVE
     test_wallet.save()
+    data = {"action": "activate_wallets", "_selected_action": [test_wallet.pk]}
+    confirmation = admin_client_logged_in.post("/admin/wallets/wallet/", data)
+    assert confirmation.status_code == 200
+    test_wallet.refresh_from_db()
+    assert test_wallet.status == WalletStatus.INACTIVE
     response = admin_client_logged_in.post(
-        "/admin/wallets/wallet/",
-        {"action": "activate_wallets", "_selected_action": [test_wallet.pk]},
+        "/admin/wallets/wallet/", {**data, "confirm": "yes", "reason": REASON}
     )
     assert response.status_code == 302
+    test_wallet.refresh_from_db()
+    assert test_wallet.status == WalletStatus.ACTIVE
+
+
+@pytest.mark.parametrize("role", ["finance_viewer", "finance_approver"])
+def test_finance_staff_see_wallets_but_cannot_change_their_status(test_wallet, role) -> None:
+    client = client_for(StaffUserFactory(roles=[role]))
+    listing = client.get(WALLETS)
+    assert listing.status_code == 200
+    assert actions_offered(listing) == set()
+    assert "Deactivate" not in listing.content.decode()
+    for extra in ({}, {"confirm": "yes", "reason": REASON}):
+        response = client.post(
+            WALLETS,
+            {"action": "deactivate_wallets", "_selected_action": [test_wallet.pk], **extra},
+        )
+        assert_admin_forbidden(response)
+    test_wallet.refresh_from_db()
+    assert test_wallet.status == WalletStatus.ACTIVE
+    assert not AuditRecord.objects.exists()
+
+
+def test_reactivation_needs_a_typed_reason(test_wallet) -> None:
+    test_wallet.status = WalletStatus.INACTIVE
+    test_wallet.save()
+    client = client_for(StaffUserFactory(roles=["security_admin"]))
+    data = {"action": "activate_wallets", "_selected_action": [test_wallet.pk], "confirm": "yes"}
+    page = client.post(WALLETS, {**data, "reason": ""})
+    assert page.status_code == 200
+    assert "admin/backoffice/confirm_action.html" in [t.name for t in page.templates]
+    assert "This field is required" in page.content.decode()
+    test_wallet.refresh_from_db()
+    assert test_wallet.status == WalletStatus.INACTIVE
+    assert not AuditRecord.objects.exists()
+
+
+def test_security_admin_deactivates_and_reactivates_with_audit(test_wallet) -> None:
+    admin = StaffUserFactory(roles=["security_admin"])
+    client = client_for(admin)
+    assert actions_offered(client.get(WALLETS)) == {"activate_wallets", "deactivate_wallets"}
+    for action, reason in (
+        ("deactivate_wallets", "Fraud team asked to freeze payouts"),
+        ("activate_wallets", "Fraud review closed, ticket 4411"),
+    ):
+        response = client.post(
+            WALLETS,
+            {
+                "action": action,
+                "_selected_action": [test_wallet.pk],
+                "confirm": "yes",
+                "reason": reason,
+            },
+        )
+        assert response.status_code == 302
+    records = list(AuditRecord.objects.order_by("id"))
+    assert [(r.before, r.after, r.reason) for r in records] == [
+        ({"status": "active"}, {"status": "inactive"}, "Fraud team asked to freeze payouts"),
+        ({"status": "inactive"}, {"status": "active"}, "Fraud review closed, ticket 4411"),
+    ]
+    assert {(r.actor, r.action, r.object_id) for r in records} == {
+        (admin, "wallets.wallet.status_set", str(test_wallet.pk))
+    }
     test_wallet.refresh_from_db()
     assert test_wallet.status == WalletStatus.ACTIVE
 
@@ -88,6 +162,10 @@ def test_fee_schedule_admin_creates_a_contiguous_schedule(admin_client_logged_in
     assert response.status_code == 302
     schedule = FeeSchedule.objects.get(name="2031 pricing")
     assert schedule.tiers.count() == 2
+    assert AuditRecord.objects.filter(
+        action="wallets.feeschedule.add", object_id=str(schedule.pk)
+    ).exists()
+    assert AuditRecord.objects.filter(action="wallets.feetier.add").count() == 2
 
 
 @pytest.mark.parametrize(

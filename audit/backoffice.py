@@ -1,0 +1,288 @@
+"""What every back-office ``ModelAdmin`` shares: who may do what, and the record of what was done.
+
+* ``BackOfficeAdminMixin``: a refused request gets the admin's own 403 page (styled, with the
+  navigation), never the API's JSON; an action the user may not use is neither listed nor run
+  (posting it anyway answers 403); every add, change and delete made through the admin forms
+  writes an audit record.
+* ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
+  asks for a typed reason before a sensitive action runs.
+* ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
+  message framework (messages travel in cookies and the session).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Model, QuerySet
+from django.forms import BaseFormSet, ModelForm
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, reverse
+from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
+
+from audit.services import audit_record
+
+REASON_MIN_LENGTH = 10
+FORBIDDEN_TEMPLATE = "admin/403.html"
+
+
+def forbidden_response(
+    request: HttpRequest, *, admin_site: admin.AdminSite, message: str = ""
+) -> HttpResponse:
+    """The admin's 403 page: the back-office layout, a plain explanation, status 403."""
+    context = {
+        **admin_site.each_context(request),
+        "title": "403 Forbidden",
+        "message": message,
+    }
+    response = TemplateResponse(request, FORBIDDEN_TEMPLATE, context, status=403)
+    add_never_cache_headers(response)
+    return response
+
+
+def _initial_value(form: ModelForm, name: str) -> Any:
+    """The form's initial value, a related object rather than its bare primary key."""
+    value = form.initial.get(name)
+    field = form.fields.get(name)
+    if (
+        isinstance(field, forms.ModelChoiceField)
+        and not isinstance(field, forms.ModelMultipleChoiceField)
+        and value not in (None, "")
+        and not isinstance(value, Model)
+    ):
+        try:
+            return field.to_python(value)
+        except ValidationError:
+            return value
+    return value
+
+
+def _form_values(form: ModelForm, names: Iterable[str], *, initial: bool) -> dict[str, Any]:
+    if initial:
+        return {name: _initial_value(form, name) for name in names}
+    return {name: form.cleaned_data.get(name) for name in names}
+
+
+class BackOfficeAdminMixin:
+    """Mix into every back-office ``ModelAdmin`` (before ``admin.ModelAdmin``)."""
+
+    admin_site: admin.AdminSite
+    model: type[Model]
+
+    # --- who may do what ------------------------------------------------------------------
+
+    @property
+    def urls(self) -> list[Any]:
+        return [
+            self._admin_forbidden_page(pattern) if isinstance(pattern, URLPattern) else pattern
+            for pattern in self.get_urls()  # type: ignore[attr-defined]
+        ]
+
+    def _admin_forbidden_page(self, pattern: URLPattern) -> URLPattern:
+        view: Callable[..., HttpResponse] = pattern.callback
+        admin_site = self.admin_site
+
+        @functools.wraps(view)
+        def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            try:
+                return view(request, *args, **kwargs)
+            except PermissionDenied as error:
+                return forbidden_response(request, admin_site=admin_site, message=str(error))
+
+        return URLPattern(pattern.pattern, guarded, pattern.default_args, pattern.name)
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        if request.method == "POST":
+            posted = [name for name in request.POST.getlist("action") if name]
+            allowed = self.get_actions(request)  # type: ignore[attr-defined]
+            if any(name not in allowed for name in posted):
+                raise PermissionDenied("You may not use this action.")
+        return super().changelist_view(request, extra_context)  # type: ignore[misc]
+
+    def user_has(self, request: HttpRequest, permission: str) -> bool:
+        """``permission`` is ``"app_label.codename"``."""
+        return bool(request.user.has_perm(permission))
+
+    # --- what was done --------------------------------------------------------------------
+
+    def audit_action(self, verb: str) -> str:
+        return f"{self.model._meta.label_lower}.{verb}"
+
+    def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
+        before = _form_values(form, form.changed_data, initial=True) if change else None
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        names = form.changed_data if change else list(form.cleaned_data)
+        audit_record(
+            actor=request.user,
+            action=self.audit_action("change" if change else "add"),
+            obj=obj,
+            before=before,
+            after=_form_values(form, names, initial=False),
+            request=request,
+        )
+
+    def save_related(
+        self, request: HttpRequest, form: ModelForm, formsets: Sequence[BaseFormSet], change: bool
+    ) -> None:
+        super().save_related(request, form, formsets, change)  # type: ignore[misc]
+        for formset in formsets:
+            self._audit_formset(request, formset)
+
+    def _audit_formset(self, request: HttpRequest, formset: Any) -> None:
+        initial_by_pk = {form.instance.pk: form for form in getattr(formset, "initial_forms", [])}
+        for obj in getattr(formset, "new_objects", []):
+            audit_record(
+                actor=request.user,
+                action=f"{obj._meta.label_lower}.add",
+                obj=obj,
+                after={
+                    field.name: getattr(obj, field.attname)
+                    for field in obj._meta.concrete_fields
+                    if not field.primary_key
+                },
+                request=request,
+            )
+        for obj, changed in getattr(formset, "changed_objects", []):
+            form = initial_by_pk.get(obj.pk)
+            audit_record(
+                actor=request.user,
+                action=f"{obj._meta.label_lower}.change",
+                obj=obj,
+                before=_form_values(form, changed, initial=True) if form is not None else None,
+                after={name: getattr(obj, name, None) for name in changed},
+                request=request,
+            )
+        for obj in getattr(formset, "deleted_objects", []):
+            audit_record(
+                actor=request.user,
+                action=f"{obj._meta.label_lower}.delete",
+                obj=obj,
+                before={"repr": str(obj)},
+                request=request,
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        audit_record(
+            actor=request.user,
+            action=self.audit_action("delete"),
+            obj=obj,
+            before={"repr": str(obj)},
+            request=request,
+        )
+        super().delete_model(request, obj)  # type: ignore[misc]
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            audit_record(
+                actor=request.user,
+                action=self.audit_action("delete"),
+                obj=obj,
+                before={"repr": str(obj)},
+                request=request,
+            )
+        super().delete_queryset(request, queryset)  # type: ignore[misc]
+
+
+# --- Confirmation with a typed reason -----------------------------------------------------
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason",
+        min_length=REASON_MIN_LENGTH,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text="Why this is done, and on whose request (kept in the audit trail).",
+    )
+
+
+def confirmation_form(request: HttpRequest) -> ReasonForm:
+    """Bound once the confirmation page was submitted, unbound on the first POST of the action."""
+    return ReasonForm(request.POST if request.POST.get("confirm") == "yes" else None)
+
+
+def action_confirmation(
+    request: HttpRequest,
+    *,
+    model_admin: admin.ModelAdmin,
+    queryset: QuerySet[Any],
+    action_name: str,
+    title: str,
+    intro: str,
+    submit_label: str,
+    form: forms.Form,
+) -> TemplateResponse:
+    """The intermediate page of a sensitive action: what will happen to which objects, a reason
+    field, and a confirm button that posts the action again with ``confirm=yes``."""
+    opts = model_admin.model._meta
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "subtitle": None,
+        "intro": intro,
+        "objects": list(queryset),
+        "action_name": action_name,
+        "submit_label": submit_label,
+        "form": form,
+        "opts": opts,
+        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
+    }
+    return TemplateResponse(request, "admin/backoffice/confirm_action.html", context)
+
+
+def secrets_shown_once(
+    request: HttpRequest,
+    *,
+    model_admin: admin.ModelAdmin,
+    title: str,
+    secrets: Sequence[tuple[str, str]],
+    note: str,
+) -> TemplateResponse:
+    """Shows newly issued secrets (label, value) once; the response is never cached."""
+    opts = model_admin.model._meta
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "secrets": secrets,
+        "note": note,
+        "opts": opts,
+        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
+    }
+    response = TemplateResponse(request, "admin/backoffice/secrets_shown_once.html", context)
+    add_never_cache_headers(response)
+    return response
+
+
+# --- CSV exports --------------------------------------------------------------------------
+
+
+def csv_safe(value: Any) -> str:
+    """Spreadsheet-safe text: a leading formula character is neutralised."""
+    text = "" if value is None else str(value)
+    if text and text[0] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + text
+    return text
+
+
+def csv_response(
+    *, filename_stem: str, header: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> HttpResponse:
+    """A CSV attachment named ``<stem>-<timestamp>.csv``; every cell goes through ``csv_safe``."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="{filename_stem}-{stamp}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([csv_safe(value) for value in row])
+    return response
