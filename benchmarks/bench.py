@@ -132,6 +132,13 @@ class Config:
             "THROTTLE_RATE_NAME_ENQUIRY": high,
             "SESSION_COOKIE_SECURE": "0",
             "CSRF_COOKIE_SECURE": "0",
+            # Production's start-up checks: a real funding secret, and no live provider that
+            # would need a Paystack key (the benchmark uses test keys only). Plain HTTP on
+            # loopback, so no redirect to HTTPS.
+            "FUNDING_WEBHOOK_SECRET": f"bench-funding-{self.salt}",
+            "PAYOUT_PROVIDER_LIVE": "sandbox",
+            "COLLECTION_PROVIDER_LIVE": "sandbox",
+            "SECURE_SSL_REDIRECT": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "VAR_DIR": str(WORK / "var"),
             "PYTHONUNBUFFERED": "1",

@@ -43,6 +43,7 @@ from collections_app.models import (
 )
 from collections_app.providers.base import (
     CheckoutRequest,
+    CheckoutSession,
     ProviderExchange,
     ProviderRefusedError,
     ProviderUnavailableError,
@@ -69,6 +70,8 @@ REFERENCE_RANDOM_LENGTH = 20
 CUSTOMER_TAG_PREFIX = "CUS_"
 SANDBOX_GATEWAY = "sandbox"
 PROVIDER_RESPONSES_KEPT = 20
+PROVIDER_MESSAGE_KEY = "provider_message"  # meta_data: why the provider refused the checkout
+PROVIDER_REFUSED_PREFIX = "The payment provider refused the transaction: "
 SANDBOX_ACCOUNT_CHANNELS = frozenset({Channel.BANK, Channel.BANK_TRANSFER})
 _REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 
@@ -278,7 +281,6 @@ def _subaccount_breakdown(
     ]
 
 
-@transaction.atomic
 def transaction_initialize(
     *,
     merchant: Merchant,
@@ -292,7 +294,23 @@ def transaction_initialize(
     subaccounts: list[SubaccountAmount] | None = None,
 ) -> InitializeResult:
     """Creates a pending collection transaction, or returns the one already created with the
-    same ``transaction_reference`` and identical parameters (409 when they differ)."""
+    same ``transaction_reference`` and identical parameters (409 when they differ).
+
+    In live mode the provider's checkout is started with no database transaction or lock open:
+    the transaction is committed first (pending, no ``authorization_url``), the provider is
+    called, and its answer is applied in a second short transaction.
+
+    * Refused by the provider (400): the transaction becomes ``failed`` with the provider's
+      message in ``meta_data["provider_message"]``; a replay answers the same refusal without
+      calling the provider again.
+    * Provider unreachable (503, "retry with the same transaction_reference"): the transaction
+      stays ``pending`` without an ``authorization_url``; a replay calls the provider again,
+      under a new reference (the first may exist at the provider without our knowing), and
+      attaches its checkout. Unretried, it expires like any pending transaction.
+
+    Concurrent calls for the same transaction may each call the provider; the first answer
+    applied is kept, and every call returns it.
+    """
     fingerprint = _request_fingerprint(
         payment_item_id=payment_item_id,
         channel=channel,
@@ -301,6 +319,43 @@ def transaction_initialize(
         callback_url=callback_url,
         subaccounts=subaccounts,
     )
+    result = _transaction_record(
+        merchant=merchant,
+        mode=mode,
+        payment_item_id=payment_item_id,
+        transaction_reference=transaction_reference,
+        fingerprint=fingerprint,
+        channel=channel,
+        amount=amount,
+        customer_info=customer_info,
+        callback_url=callback_url,
+        subaccounts=subaccounts,
+    )
+    collection = result.transaction
+    refusal = _initialization_refusal(collection)
+    if refusal is not None:
+        raise ApplicationError(f"{PROVIDER_REFUSED_PREFIX}{refusal}")
+    if not _awaits_provider_checkout(collection):
+        return result
+    return _provider_checkout_attach(collection=collection, created=result.created)
+
+
+@transaction.atomic
+def _transaction_record(
+    *,
+    merchant: Merchant,
+    mode: str,
+    payment_item_id: int,
+    transaction_reference: str,
+    fingerprint: str,
+    channel: str,
+    amount: Decimal,
+    customer_info: CustomerInfo,
+    callback_url: str,
+    subaccounts: list[SubaccountAmount] | None,
+) -> InitializeResult:
+    """The existing transaction for the reference (a replay), or a new pending one with its
+    split entries; in test mode complete with its checkout link or payment instructions."""
     existing = CollectionTransaction.objects.filter(
         merchant=merchant, mode=mode, client_reference=transaction_reference
     ).first()
@@ -333,18 +388,9 @@ def transaction_initialize(
     reference = _reference_generate()
     virtual_account: dict[str, Any] = {}
     meta_data: dict[str, Any] | None = None
-    provider_responses: list[dict[str, Any]] = []
-    provider_name = collection_provider_name(mode)
     authorization_url: str | None = f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}"
-    if provider_name != SANDBOX:
-        authorization_url, provider_responses = _provider_checkout_start(
-            provider_name=provider_name,
-            reference=reference,
-            client_reference=transaction_reference,
-            email=customer.email,
-            amount_to_be_paid=amount + fee,
-            channel=channel,
-        )
+    if collection_provider_name(mode) != SANDBOX:
+        authorization_url = None  # the provider's, attached once it answers
     elif channel in SANDBOX_ACCOUNT_CHANNELS:
         # The sandbox account the hosted checkout shows for bank and bank-transfer payments.
         virtual_account = {
@@ -352,16 +398,16 @@ def transaction_initialize(
             "virtual_account_name": item.business.business_name[:150],
             "virtual_bank_name": settings.COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME,
         }
-    if provider_name == SANDBOX and channel == Channel.BANK_TRANSFER:
-        authorization_url = None
-        meta_data = {
-            "payment_instructions": {
-                "account_number": virtual_account["virtual_account_number"],
-                "bank_name": virtual_account["virtual_bank_name"],
-                "account_name": virtual_account["virtual_account_name"],
-                "amount": format_amount(amount + fee),
+        if channel == Channel.BANK_TRANSFER:
+            authorization_url = None
+            meta_data = {
+                "payment_instructions": {
+                    "account_number": virtual_account["virtual_account_number"],
+                    "bank_name": virtual_account["virtual_bank_name"],
+                    "account_name": virtual_account["virtual_account_name"],
+                    "amount": format_amount(amount + fee),
+                }
             }
-        }
     try:
         with transaction.atomic():
             created = CollectionTransaction.objects.create(
@@ -381,7 +427,7 @@ def transaction_initialize(
                 authorization_url=authorization_url,
                 transaction_split_code=split_code,
                 meta_data=meta_data,
-                provider_responses=provider_responses,
+                provider_responses=[],
                 initiation_time=now,
                 expires_at=now + timedelta(hours=settings.COLLECTION_TRANSACTION_EXPIRY_HOURS),
                 **virtual_account,
@@ -401,6 +447,118 @@ def transaction_initialize(
     return InitializeResult(transaction=created, created=True)
 
 
+def _awaits_provider_checkout(collection: CollectionTransaction) -> bool:
+    """A live transaction still pending without the provider's checkout."""
+    return (
+        collection.payment_status == PaymentStatus.PENDING
+        and not collection.authorization_url
+        and collection_provider_name(collection.mode) != SANDBOX
+    )
+
+
+def _initialization_refusal(collection: CollectionTransaction) -> str | None:
+    """The provider's message when it refused to start this transaction's checkout."""
+    if collection.payment_status != PaymentStatus.FAILED or collection.authorization_url:
+        return None
+    message = (collection.meta_data or {}).get(PROVIDER_MESSAGE_KEY)
+    return str(message) if message is not None else None
+
+
+def _provider_checkout_attach(
+    *, collection: CollectionTransaction, created: bool
+) -> InitializeResult:
+    """Starts the provider's checkout for a committed pending transaction and applies the
+    answer. Runs with no database transaction open: the provider's latency holds no lock and
+    no connection in a transaction."""
+    provider_name = collection_provider_name(collection.mode)
+    # The first attempt uses the transaction's reference; a retry a new one, because the
+    # provider may have registered the first although its answer never arrived.
+    reference = collection.reference if created else _reference_generate()
+    try:
+        session = _provider_checkout_start(
+            provider_name=provider_name,
+            reference=reference,
+            client_reference=collection.client_reference,
+            email=collection.customer.email,
+            amount_to_be_paid=collection.amount_to_be_paid,
+            channel=collection.channel,
+        )
+    except ProviderUnavailableError as error:
+        logger.warning(
+            "collection provider %s initialize of %s failed: %s",
+            provider_name,
+            collection.reference,
+            error,
+        )
+        current, _ = _checkout_answer_apply(collection_id=collection.pk, exchanges=error.raw)
+        if current.authorization_url:
+            return InitializeResult(transaction=current, created=False)
+        raise ServiceUnavailableError(
+            "The payment provider is unavailable; retry with the same transaction_reference"
+        ) from error
+    except ProviderRefusedError as error:
+        current, _ = _checkout_answer_apply(
+            collection_id=collection.pk,
+            exchanges=error.raw,
+            refusal=str(error),
+            gateway_used=provider_name,
+        )
+        if current.authorization_url:
+            return InitializeResult(transaction=current, created=False)
+        raise ApplicationError(
+            f"{PROVIDER_REFUSED_PREFIX}{_initialization_refusal(current) or error}"
+        ) from error
+    current, applied = _checkout_answer_apply(
+        collection_id=collection.pk,
+        exchanges=session.raw,
+        reference=reference,
+        authorization_url=session.authorization_url,
+    )
+    refusal = _initialization_refusal(current)
+    if refusal is not None:
+        raise ApplicationError(f"{PROVIDER_REFUSED_PREFIX}{refusal}")
+    return InitializeResult(transaction=current, created=applied)
+
+
+@transaction.atomic
+def _checkout_answer_apply(
+    *,
+    collection_id: int,
+    exchanges: tuple[ProviderExchange, ...],
+    reference: str | None = None,
+    authorization_url: str | None = None,
+    refusal: str | None = None,
+    gateway_used: str = "",
+) -> tuple[CollectionTransaction, bool]:
+    """Records the provider's raw answer and, while the transaction still awaits its checkout,
+    applies it: the checkout (with the reference it was started under) or the refusal. Returns
+    the transaction and whether this answer was applied."""
+    locked = CollectionTransaction.objects.select_for_update().get(pk=collection_id)
+    kept = [*(locked.provider_responses or []), *(e.as_dict() for e in exchanges)]
+    locked.provider_responses = kept[-PROVIDER_RESPONSES_KEPT:]
+    fields = ["provider_responses", "updated_at"]
+    awaiting = locked.payment_status == PaymentStatus.PENDING and not locked.authorization_url
+    if awaiting and authorization_url is not None and reference is not None:
+        locked.reference = reference
+        locked.authorization_url = authorization_url
+        locked.save(update_fields=[*fields, "reference", "authorization_url"])
+        return locked, True
+    if awaiting and refusal is not None:
+        _status_transition(
+            collection=locked,
+            to_status=PaymentStatus.FAILED,
+            now=timezone.now(),
+            changes={
+                "provider_responses": locked.provider_responses,
+                "gateway_used": gateway_used,
+                "meta_data": {**(locked.meta_data or {}), PROVIDER_MESSAGE_KEY: refusal},
+            },
+        )
+        return locked, True
+    locked.save(update_fields=fields)
+    return locked, False
+
+
 def _provider_checkout_start(
     *,
     provider_name: str,
@@ -409,29 +567,21 @@ def _provider_checkout_start(
     email: str,
     amount_to_be_paid: Decimal,
     channel: str,
-) -> tuple[str, list[dict[str, Any]]]:
-    """Starts the live provider's checkout; its ``authorization_url`` and raw answer."""
+) -> CheckoutSession:
+    """Starts the live provider's checkout under ``reference``; no database work. Raises
+    ``ProviderUnavailableError`` or ``ProviderRefusedError`` (with the raw exchanges)."""
     provider = collection_provider_get(provider_name)
-    try:
-        session = provider.initialize(
-            CheckoutRequest(
-                reference=reference,
-                email=email,
-                amount=amount_to_be_paid,
-                currency=CURRENCY_NGN,
-                channel=channel,
-                return_url=f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}/return",
-                metadata={"client_reference": client_reference},
-            )
+    return provider.initialize(
+        CheckoutRequest(
+            reference=reference,
+            email=email,
+            amount=amount_to_be_paid,
+            currency=CURRENCY_NGN,
+            channel=channel,
+            return_url=f"{settings.CHECKOUT_BASE_URL}/checkout/{reference}/return",
+            metadata={"client_reference": client_reference},
         )
-    except ProviderUnavailableError as error:
-        logger.warning("collection provider %s initialize failed: %s", provider_name, error)
-        raise ServiceUnavailableError(
-            "The payment provider is unavailable; retry with the same transaction_reference"
-        ) from error
-    except ProviderRefusedError as error:
-        raise ApplicationError(f"The payment provider refused the transaction: {error}") from error
-    return session.authorization_url, [exchange.as_dict() for exchange in session.raw]
+    )
 
 
 # --- confirmation and expiry -------------------------------------------------------------------

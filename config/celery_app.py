@@ -1,16 +1,32 @@
-"""The Celery application. Settings come from Django settings under the CELERY_ namespace."""
+"""The Celery application. Settings come from Django settings under the CELERY_ namespace;
+worker and beat log through Django's ``LOGGING``, whose handlers redact secrets."""
 
+import logging.config
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import setup_logging, task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("merchant_payments")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@setup_logging.connect
+def _logging_configure(**kwargs: Any) -> None:
+    """Worker and beat log through ``settings.LOGGING`` (level ``LOG_LEVEL``).
+
+    With a receiver on this signal Celery installs none of its own handlers: without it, the
+    worker replaces the root logger's handlers with its own and gives task loggers a handler
+    of their own, and neither runs the redaction filter. Output that tasks print still goes to
+    the ``celery.redirected`` logger, and from there through the same handlers.
+    """
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
 
 
 @task_prerun.connect

@@ -1,8 +1,36 @@
+from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.forms import Form
+from django.http import HttpRequest
+from django.urls import include, path, re_path
+from django_otp.admin import OTPAdminAuthenticationForm, OTPAdminSite
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import health
+from core.api.views import api_route_not_found
+
+
+class StaffAdminSite(admin.AdminSite):
+    """The back office. With ``OTP_REQUIRED`` (production) it admits only active staff verified
+    by a confirmed TOTP device (django-otp) and its login form asks for the token; without it,
+    the usual password login. Read at every request, so a settings change applies at once."""
+
+    @property
+    def login_form(self) -> type[Form] | None:  # type: ignore[override]
+        return OTPAdminAuthenticationForm if settings.OTP_REQUIRED else None
+
+    @property
+    def login_template(self) -> str | None:  # type: ignore[override]
+        return OTPAdminSite.login_template if settings.OTP_REQUIRED else None
+
+    def has_permission(self, request: HttpRequest) -> bool:
+        if not super().has_permission(request):
+            return False
+        return not settings.OTP_REQUIRED or request.user.is_verified()
+
+
+# Every app registers its admin on the default site; this gives that site the rule above.
+admin.site.__class__ = StaffAdminSite
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -12,6 +40,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_router")),
     path("checkout/", include("collections_app.urls")),
+    # Last: what no API route matched answers the envelope 404, with DEBUG on as well.
+    re_path(r"^api(?:/|$)", api_route_not_found, name="api-route-not-found"),
 ]
 
 handler400 = "core.api.views.bad_request"

@@ -1,10 +1,14 @@
 """SSRF-safe URL checks for addresses the service will call: callback URLs and webhook targets.
 
 ``url_check_public(url)`` accepts an absolute ``https`` URL whose host resolves only to public
-addresses. It rejects localhost, loopback, private (RFC 1918, IPv6 ULA), link-local, multicast,
-reserved, unspecified, shared (CGNAT 100.64.0.0/10) and every other non-global range, IPv4-mapped
-IPv6 addresses, and IPv4 written in non-standard notation (``2130706433``, ``0x7f000001``,
-``0177.0.0.1``, ``127.1``), which many resolvers would quietly turn into 127.0.0.1.
+addresses. The rule is ``ipaddress``'s ``is_global``: every address it does not call global is
+refused, and so are the special-purpose ranges some Python versions still call global
+(``_EXTRA_NON_PUBLIC``: IPv6 site-local ``fec0::/10``, documentation ``3fff::/20``, local-use
+NAT64, the 6to4 relay anycast, Teredo, …) and IPv6 addresses that carry a non-public IPv4 one
+(IPv4-mapped, NAT64, 6to4). Refusal messages name the kind: loopback, private (RFC 1918, IPv6
+ULA), link-local, multicast, reserved, unspecified, shared (CGNAT 100.64.0.0/10), IPv4-mapped, or
+non-public. IPv4 written in non-standard notation (``2130706433``, ``0x7f000001``,
+``0177.0.0.1``, ``127.1``), which many resolvers would quietly turn into 127.0.0.1, is refused.
 
 With ``allow_private`` (``CALLBACK_URL_ALLOW_PRIVATE=1``, local development only) loopback and
 private addresses are accepted over ``http`` or ``https``; public hosts always need ``https``, and
@@ -37,10 +41,20 @@ _PRIVATE_NETWORKS = tuple(
 )
 _SHARED_NETWORK = ipaddress.ip_network("100.64.0.0/10")
 _NAT64_NETWORK = ipaddress.ip_network("64:ff9b::/96")
-# Special-purpose ranges that some Python versions still call global.
+# Special-purpose ranges (IANA registries) that some Python versions still call global.
 _EXTRA_NON_PUBLIC = tuple(
     ipaddress.ip_network(network)
-    for network in ("0.0.0.0/8", "192.0.0.0/24", "100::/64", "2001::/23", "5f00::/16")
+    for network in (
+        "0.0.0.0/8",  # "this network"
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+        "100::/64",  # discard-only
+        "2001::/23",  # IETF protocol assignments, Teredo (2001::/32) among them
+        "3fff::/20",  # documentation
+        "5f00::/16",  # SRv6 SIDs
+        "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation
+        "fec0::/10",  # site-local (deprecated, still routed inside some networks)
+    )
 )
 _NUMERIC_LABEL_RE = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)", re.ASCII)
 _DOTTED_QUAD_RE = re.compile(
@@ -114,9 +128,21 @@ def address_kind(address: IPAddress) -> str:
         return AddressKind.PRIVATE
     if address.is_reserved:
         return AddressKind.RESERVED
+    if address_is_public(address):
+        return AddressKind.PUBLIC
+    return AddressKind.NON_PUBLIC
+
+
+def address_is_public(address: IPAddress) -> bool:
+    """The rule: globally reachable by ``ipaddress``'s ``is_global``, in none of the extra
+    special-purpose ranges, and not carrying a non-public IPv4 address."""
     if not address.is_global or any(address in network for network in _EXTRA_NON_PUBLIC):
-        return AddressKind.NON_PUBLIC
-    return AddressKind.PUBLIC
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or _embedded_ipv4(address)
+        if embedded is not None and not address_is_public(embedded):
+            return False
+    return True
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:

@@ -16,11 +16,19 @@ from typing import Any, Protocol, runtime_checkable
 from core.provider_exchange import ProviderExchange
 
 
-class ProviderUnavailableError(Exception):
+class ProviderError(Exception):
+    """A provider call that gave no usable answer; ``raw`` keeps the exchanges for audit."""
+
+    def __init__(self, message: str, *, raw: tuple[ProviderExchange, ...] = ()) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class ProviderUnavailableError(ProviderError):
     """The provider could not be reached or answered with an error; try again later."""
 
 
-class ProviderRefusedError(Exception):
+class ProviderRefusedError(ProviderError):
     """The provider refused the request (4xx); its message says why."""
 
 

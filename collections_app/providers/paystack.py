@@ -84,9 +84,14 @@ class PaystackCollectionProvider:
                 raw=(answer.exchange,),
             )
         status = answer.http_status or 0
+        raw = (answer.exchange,)
         if answer.retry_later is not None or 200 <= status < 300:
-            raise ProviderUnavailableError(answer.message or "payment provider unavailable")
-        raise ProviderRefusedError(answer.message or f"payment provider refused (HTTP {status})")
+            raise ProviderUnavailableError(
+                answer.message or "payment provider unavailable", raw=raw
+            )
+        raise ProviderRefusedError(
+            answer.message or f"payment provider refused (HTTP {status})", raw=raw
+        )
 
     def verify(self, *, reference: str) -> VerifiedTransaction:
         answer = self._call(
@@ -143,9 +148,14 @@ class PaystackCollectionProvider:
     ) -> PaystackAnswer:
         """One call; raises ``ProviderUnavailableError`` when nothing came back."""
         answer = self.client.request(method, path, operation=operation, payload=payload)
+        raw = (answer.exchange,)
         if answer.retry_later == RetryLater.NOT_CONFIGURED:
-            raise ProviderUnavailableError(answer.exchange.error)
+            raise ProviderUnavailableError(
+                answer.exchange.error or "payment provider not configured", raw=raw
+            )
         if answer.http_status is None:
             logger.warning("paystack %s failed: %s", operation, answer.exchange.error)
-            raise ProviderUnavailableError("payment provider unreachable") from answer.error
+            raise ProviderUnavailableError("payment provider unreachable", raw=raw) from (
+                answer.error
+            )
         return answer

@@ -34,6 +34,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "axes",
     "core",
     "merchants",
     "wallets",
@@ -41,19 +44,42 @@ INSTALLED_APPS = [
     "payment_items",
     "collections_app",
     "webhooks",
+    "audit",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "core.middleware.RequestBodyLimitMiddleware",
+    "core.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out admin login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Staff sign-in (the admin) ----------------------------------------------------------------
+# django-axes counts failed admin logins per username and client address and locks that pair
+# out for a cool-off period; the client address is REMOTE_ADDR (the proxy's, behind one).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_SENSITIVE_PARAMETERS = ["password", "otp_token"]
+# TOTP second factor (django-otp): with OTP_REQUIRED the admin admits only staff verified by a
+# confirmed TOTP device (`manage.py staff_totp_enrol --username U` enrols one).
+OTP_REQUIRED = env.bool("OTP_REQUIRED", default=False)
+OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Merchant Payments")
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True  # device keys and QR codes never shown in the admin
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -121,6 +147,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Worker and beat log through LOGGING above (config.celery_app), never Celery's own handlers.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -154,7 +182,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, 2_621_440)
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["merchants.authentication.SecretKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
@@ -203,6 +231,10 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        # Django's own defaults give "django" an unfiltered console handler (DEBUG on) and
+        # "django.server" one of its own: replaced, so "django.request" (Not Found: <path>)
+        # and the rest reach the root's redacting handler only.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.db.backends": {"level": "INFO"},
     },
 }
@@ -276,9 +308,8 @@ WALLET_STATIC_ACCOUNT_BANK_NAME = env.str("WALLET_STATIC_ACCOUNT_BANK_NAME", def
 WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME = env.str(
     "WALLET_SANDBOX_STATIC_ACCOUNT_BANK_NAME", default="Sandbox Test Bank"
 )
-FUNDING_WEBHOOK_SECRET = env.str(
-    "FUNDING_WEBHOOK_SECRET", default="dev-funding-webhook-secret-change-me"
-)
+DEFAULT_FUNDING_WEBHOOK_SECRET = "dev-funding-webhook-secret-change-me"  # noqa: S105
+FUNDING_WEBHOOK_SECRET = env.str("FUNDING_WEBHOOK_SECRET", default=DEFAULT_FUNDING_WEBHOOK_SECRET)
 FUNDING_WEBHOOK_SIGNATURE_HEADER = env.str(
     "FUNDING_WEBHOOK_SIGNATURE_HEADER", default="X-Provider-Signature"
 )

@@ -21,3 +21,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     from config.settings.base import VAR_DIR  # noqa: E402
 
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+
+# The admin login lockout (django-axes) is off here; tests/core/test_admin_login_throttle.py
+# turns it on.
+AXES_ENABLED = False

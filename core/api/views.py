@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
 
 from core.api.renderers import build_envelope
 
@@ -30,6 +31,13 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _wants_html(request):
         return render(request, "404.html", status=404)
+    return envelope_json_response("Route not found", 404)
+
+
+@csrf_exempt
+def api_route_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    """Every path under ``/api/`` that no route matched, for any method: the envelope 404 even
+    with ``DEBUG`` on, where Django would otherwise answer its HTML debug page."""
     return envelope_json_response("Route not found", 404)
 
 

@@ -243,7 +243,7 @@ def test_live_bank_transfer_uses_the_providers_page_without_sandbox_account(
     assert json.loads(paystack.calls[0].request.body)["channels"] == ["bank_transfer"]
 
 
-def test_live_initialize_when_the_provider_is_down_is_503_and_stores_nothing(
+def test_live_initialize_when_the_provider_is_down_is_503_and_stays_pending_without_checkout(
     live_client: APIClient, merchant: Merchant, fee_schedule, paystack
 ) -> None:  # type: ignore[no-untyped-def]
     paystack.add(responses.POST, INITIALIZE, status=503, body="unavailable")
@@ -254,7 +254,8 @@ def test_live_initialize_when_the_provider_is_down_is_503_and_stores_nothing(
     assert response.status_code == 503
     assert response["Retry-After"]
     assert "retry with the same transaction_reference" in response.json()["message"]
-    assert not CollectionTransaction.objects.exists()
+    waiting = CollectionTransaction.objects.get()
+    assert (waiting.payment_status, waiting.authorization_url) == ("pending", None)
     paystack.replace(responses.POST, INITIALIZE, json=paystack_initialize_answer("TXN_X"))
     retried = live_client.post(
         "/api/v1/transactions/in/initialize", initialize_payload(item), format="json"
@@ -424,6 +425,62 @@ def test_webhook_does_not_touch_test_mode_transactions(
 def test_malformed_webhook_body_is_400(api_client: APIClient, paystack) -> None:  # type: ignore[no-untyped-def]
     response = signed_post(api_client, b"{not json")
     assert response.status_code == 400
+
+
+def _refused_untouched(response, live_transaction, paystack, status: int = 400) -> str:  # type: ignore[no-untyped-def]
+    body = response.json()
+    assert response.status_code == status, body
+    assert (body["status"], body["data"], body["statusCode"]) == (False, None, status)
+    assert len(paystack.calls) == 0
+    live_transaction.refresh_from_db()
+    assert live_transaction.payment_status == PaymentStatus.PENDING
+    assert not TransactionAttempt.objects.exists()
+    return body["message"]
+
+
+@pytest.mark.parametrize("depth", [33, 2000, 20_000])
+def test_a_signed_webhook_nested_too_deep_is_400(
+    api_client: APIClient, live_transaction: CollectionTransaction, paystack, depth: int
+) -> None:  # type: ignore[no-untyped-def]
+    """A signed body of ``[[[[…]]]]`` reached Python's recursion limit: a 500."""
+    event = json.loads(paystack_event_body(live_transaction.reference))
+    body = json.dumps(event)[:-1] + ', "extra": ' + "[" * depth + "]" * depth + "}"
+    message = _refused_untouched(signed_post(api_client, body.encode()), live_transaction, paystack)
+    assert message == "Malformed JSON body: nested more than 32 levels deep"
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        (r"TXN_LIVE\u00000000000000001", "data.reference: Null characters are not allowed."),
+        (r"TXN_LIVE\ud8000000000000001", "data.reference: must be valid Unicode text"),
+    ],
+)
+def test_a_signed_webhook_naming_an_unstorable_reference_is_400(
+    api_client: APIClient, live_transaction: CollectionTransaction, paystack, reference, message
+) -> None:  # type: ignore[no-untyped-def]
+    """A NUL in the named reference reached PostgreSQL, which refuses it in a query: a 500."""
+    body = ('{"event": "charge.success", "data": {"reference": "' + reference + '"}}').encode()
+    response = signed_post(api_client, body)
+    assert _refused_untouched(response, live_transaction, paystack) == message
+
+
+@pytest.mark.parametrize(
+    "signature", ["é" * 128, "\x00" * 128, "ｆ" * 128, "0" * 127 + "\x00", "Ÿ", "sha512=abc"]
+)
+def test_a_non_ascii_or_nul_signature_header_is_refused(
+    api_client: APIClient, live_transaction: CollectionTransaction, paystack, signature: str
+) -> None:  # type: ignore[no-untyped-def]
+    body = paystack_event_body(live_transaction.reference)
+    response = api_client.generic(
+        "POST",
+        WEBHOOK_URL,
+        body,
+        content_type="application/json",
+        HTTP_X_PAYSTACK_SIGNATURE=signature,
+    )
+    message = _refused_untouched(response, live_transaction, paystack, 401)
+    assert message == "Invalid or missing provider signature"
 
 
 # --- customer's return from the provider -------------------------------------------------------

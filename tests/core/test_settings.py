@@ -34,7 +34,12 @@ def test_debug_off_refuses_the_default_secret_key() -> None:
 
 def test_debug_off_starts_with_a_real_secret_key() -> None:
     result = _django_check(
-        {"DEBUG": "0", "SECRET_KEY": "a-real-secret-key-of-sufficient-length-0123456789"},
+        {
+            "DEBUG": "0",
+            "SECRET_KEY": "a-real-secret-key-of-sufficient-length-0123456789",
+            "FUNDING_WEBHOOK_SECRET": "a-real-funding-webhook-secret",
+            "PAYSTACK_SECRET_KEY": "sk_live_a_real_paystack_key",
+        },
         "config.settings.production",
     )
     assert result.returncode == 0, result.stderr

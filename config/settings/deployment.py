@@ -1,0 +1,40 @@
+"""What a running service (``DEBUG`` off) must have configured.
+
+``config.settings.production`` and ``config.settings.local`` call
+``deployment_settings_check(globals())`` once their settings are final; the test settings do
+not. ``SECRET_KEY`` is checked in ``config.settings.base`` already. Messages name the variable
+to set and never its value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+PAYSTACK = "paystack"
+# setting holding the providers per mode -> the variable choosing the live one
+LIVE_PROVIDER_SETTINGS = {
+    "PAYOUT_PROVIDER_BY_MODE": "PAYOUT_PROVIDER_LIVE",
+    "COLLECTION_PROVIDER_BY_MODE": "COLLECTION_PROVIDER_LIVE",
+}
+
+
+def deployment_settings_check(settings: Mapping[str, Any]) -> None:
+    """Raises ``ImproperlyConfigured`` naming the first variable that must be set."""
+    funding_secret = str(settings.get("FUNDING_WEBHOOK_SECRET") or "").strip()
+    if not funding_secret or funding_secret == settings["DEFAULT_FUNDING_WEBHOOK_SECRET"]:
+        raise ImproperlyConfigured(
+            "FUNDING_WEBHOOK_SECRET is empty or the public development default; set "
+            "FUNDING_WEBHOOK_SECRET to the secret shared with the funding provider "
+            "(or DEBUG=1 locally)."
+        )
+    if not str(settings.get("PAYSTACK_SECRET_KEY") or "").strip():
+        for setting, variable in LIVE_PROVIDER_SETTINGS.items():
+            if (settings.get(setting) or {}).get("live") == PAYSTACK:
+                raise ImproperlyConfigured(
+                    f"PAYSTACK_SECRET_KEY is not set but the live provider {setting}['live'] "
+                    f"({variable}) is {PAYSTACK}; set PAYSTACK_SECRET_KEY, or choose another "
+                    f"live provider with {variable} (or DEBUG=1 locally)."
+                )

@@ -1,0 +1,263 @@
+"""Production guards and transport security, checked in fresh interpreters so the test process's
+settings are untouched: with DEBUG off the service refuses to start on a development secret or
+without the live provider's key, and ``check --deploy`` is clean with the documented
+environment (README, "Configuration")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEVELOPMENT_FUNDING_SECRET = "dev-funding-webhook-secret-change-me"
+# The production environment as the README documents it.
+DOCUMENTED_ENVIRONMENT = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.production",
+    "SECRET_KEY": "0rWq3y8c_Vd2PbJm6XnT1sGfLk9HaZe4Ru7YiOpQw5Ex-Cv0Mn8BbKjLhGf",
+    "ALLOWED_HOSTS": "pay.example.com",
+    "CSRF_TRUSTED_ORIGINS": "https://pay.example.com",
+    "CHECKOUT_BASE_URL": "https://pay.example.com",
+    "FUNDING_WEBHOOK_SECRET": "whsec_provider_funding_notifications_secret",
+    "PAYSTACK_SECRET_KEY": "sk_live_paystack_secret_for_the_checks",
+}
+SCRUBBED = {
+    "DEBUG",
+    "SECRET_KEY",
+    "FUNDING_WEBHOOK_SECRET",
+    "PAYSTACK_SECRET_KEY",
+    "PAYOUT_PROVIDER_LIVE",
+    "COLLECTION_PROVIDER_LIVE",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "OTP_REQUIRED",
+    "DJANGO_SETTINGS_MODULE",
+}
+SHOWN = [
+    "DEBUG",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_REDIRECT_EXEMPT",
+    "OTP_REQUIRED",
+]
+
+
+def _run(
+    args: list[str], overrides: dict[str, str | None], tmp_path: Path
+) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    env.update(
+        {
+            "VAR_DIR": str(tmp_path / "var"),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            **DOCUMENTED_ENVIRONMENT,
+        }
+    )
+    for name, value in overrides.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _start(overrides: dict[str, str | None], tmp_path: Path) -> subprocess.CompletedProcess:
+    script = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        f"print(json.dumps({{name: getattr(settings, name) for name in {SHOWN!r}}}))"
+    )
+    return _run(["-c", script], overrides, tmp_path)
+
+
+def _shown(result: subprocess.CompletedProcess) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"FUNDING_WEBHOOK_SECRET": None}, "FUNDING_WEBHOOK_SECRET"),
+        ({"FUNDING_WEBHOOK_SECRET": DEVELOPMENT_FUNDING_SECRET}, "FUNDING_WEBHOOK_SECRET"),
+        ({"FUNDING_WEBHOOK_SECRET": ""}, "FUNDING_WEBHOOK_SECRET"),
+        ({"FUNDING_WEBHOOK_SECRET": "   "}, "FUNDING_WEBHOOK_SECRET"),
+        ({"PAYSTACK_SECRET_KEY": None}, "PAYSTACK_SECRET_KEY"),
+        ({"PAYSTACK_SECRET_KEY": ""}, "PAYSTACK_SECRET_KEY"),
+        (
+            {"PAYSTACK_SECRET_KEY": "", "COLLECTION_PROVIDER_LIVE": "sandbox"},
+            "PAYOUT_PROVIDER_LIVE",
+        ),
+        (
+            {"PAYSTACK_SECRET_KEY": "", "PAYOUT_PROVIDER_LIVE": "sandbox"},
+            "COLLECTION_PROVIDER_LIVE",
+        ),
+        ({"SECRET_KEY": None}, "SECRET_KEY"),
+    ],
+    ids=[
+        "funding-secret-unset",
+        "funding-secret-development-default",
+        "funding-secret-empty",
+        "funding-secret-blank",
+        "paystack-key-unset",
+        "paystack-key-empty",
+        "paystack-live-payouts-without-key",
+        "paystack-live-collections-without-key",
+        "secret-key-default",
+    ],
+)
+@pytest.mark.parametrize("settings_module", ["config.settings.production", "config.settings.local"])
+def test_debug_off_refuses_to_start(
+    overrides: dict[str, str | None], named: str, settings_module: str, tmp_path: Path
+) -> None:
+    result = _start(
+        {**overrides, "DJANGO_SETTINGS_MODULE": settings_module, "DEBUG": "0"}, tmp_path
+    )
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert named in result.stderr
+
+
+def test_the_refusal_never_prints_the_configured_secrets(tmp_path: Path) -> None:
+    result = _start({"FUNDING_WEBHOOK_SECRET": DEVELOPMENT_FUNDING_SECRET}, tmp_path)
+    assert result.returncode != 0
+    assert DOCUMENTED_ENVIRONMENT["PAYSTACK_SECRET_KEY"] not in result.stderr
+    assert DOCUMENTED_ENVIRONMENT["SECRET_KEY"] not in result.stderr
+
+
+def test_manage_check_deploy_fails_on_the_development_funding_secret(tmp_path: Path) -> None:
+    result = _run(
+        ["manage.py", "check", "--deploy", "--settings=config.settings.production"],
+        {"FUNDING_WEBHOOK_SECRET": DEVELOPMENT_FUNDING_SECRET},
+        tmp_path,
+    )
+    assert result.returncode != 0
+    assert "FUNDING_WEBHOOK_SECRET" in result.stderr
+
+
+# --- starts ----------------------------------------------------------------------------------
+
+
+def test_production_starts_with_the_documented_environment(tmp_path: Path) -> None:
+    shown = _shown(_start({}, tmp_path))
+    assert shown["DEBUG"] is False
+    assert shown["OTP_REQUIRED"] is True
+
+
+def test_without_paystack_in_live_mode_no_paystack_key_is_needed(tmp_path: Path) -> None:
+    result = _start(
+        {
+            "PAYSTACK_SECRET_KEY": None,
+            "PAYOUT_PROVIDER_LIVE": "sandbox",
+            "COLLECTION_PROVIDER_LIVE": "sandbox",
+        },
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("settings_module", ["config.settings.local", "config.settings.test"])
+def test_development_and_test_settings_start_without_configuration(
+    settings_module: str, tmp_path: Path
+) -> None:
+    result = _start(
+        {
+            "DJANGO_SETTINGS_MODULE": settings_module,
+            "SECRET_KEY": None,
+            "FUNDING_WEBHOOK_SECRET": None,
+            "PAYSTACK_SECRET_KEY": None,
+            "ALLOWED_HOSTS": None,
+            "CSRF_TRUSTED_ORIGINS": None,
+            "CHECKOUT_BASE_URL": None,
+        },
+        tmp_path,
+    )
+    shown = _shown(result)
+    assert shown["OTP_REQUIRED"] is False
+
+
+def test_manage_check_deploy_is_clean_with_the_documented_environment(tmp_path: Path) -> None:
+    result = _run(
+        [
+            "manage.py",
+            "check",
+            "--deploy",
+            "--fail-level",
+            "WARNING",
+            "--settings=config.settings.production",
+        ],
+        {},
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+# --- transport security ----------------------------------------------------------------------
+
+
+def test_production_turns_on_hsts_and_the_https_redirect_by_default(tmp_path: Path) -> None:
+    shown = _shown(_start({}, tmp_path))
+    assert shown["SECURE_HSTS_SECONDS"] >= 31_536_000
+    assert shown["SECURE_HSTS_INCLUDE_SUBDOMAINS"] is True
+    assert shown["SECURE_HSTS_PRELOAD"] is True
+    assert shown["SECURE_SSL_REDIRECT"] is True
+    # Load-balancer probes over plain HTTP are answered, not redirected.
+    assert shown["SECURE_REDIRECT_EXEMPT"] == [r"^healthz$", r"^readyz$"]
+
+
+def test_hsts_and_the_redirect_follow_the_environment(tmp_path: Path) -> None:
+    shown = _shown(
+        _start(
+            {
+                "SECURE_HSTS_SECONDS": "3600",
+                "SECURE_HSTS_INCLUDE_SUBDOMAINS": "0",
+                "SECURE_HSTS_PRELOAD": "0",
+                "SECURE_SSL_REDIRECT": "0",
+                "OTP_REQUIRED": "0",
+            },
+            tmp_path,
+        )
+    )
+    assert shown["SECURE_HSTS_SECONDS"] == 3600
+    assert shown["SECURE_HSTS_INCLUDE_SUBDOMAINS"] is False
+    assert shown["SECURE_HSTS_PRELOAD"] is False
+    assert shown["SECURE_SSL_REDIRECT"] is False
+    assert shown["OTP_REQUIRED"] is False
+
+
+def test_production_redirects_plain_http_and_sends_hsts_over_https(tmp_path: Path) -> None:
+    script = (
+        "import json, django; django.setup(); from django.test import Client;"
+        "c = Client(HTTP_HOST='pay.example.com');"
+        "plain = c.get('/api/v1/transactions/bank');"
+        "probe = c.get('/healthz');"
+        "secure = c.get('/healthz', HTTP_X_FORWARDED_PROTO='https');"
+        "print(json.dumps([plain.status_code, plain.get('Location'), probe.status_code,"
+        " secure.get('Strict-Transport-Security')]))"
+    )
+    result = _run(["-c", script], {}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    plain_status, location, probe_status, hsts = json.loads(result.stdout.splitlines()[-1])
+    assert plain_status == 301
+    assert location == "https://pay.example.com/api/v1/transactions/bank"
+    assert probe_status == 200
+    assert hsts == "max-age=31536000; includeSubDomains; preload"
