@@ -10,6 +10,13 @@ from merchants.models import Merchant
 MAX_REFERENCE_LENGTH = 40
 
 
+def _reference_possible(reference: str) -> bool:
+    """Whether ``reference`` could name a transaction at all: our references are at most 40
+    printable characters, so anything else (NUL, control characters, lone surrogates, which
+    no database would even accept in a query) is simply unknown, without a query."""
+    return len(reference) <= MAX_REFERENCE_LENGTH and reference.isprintable()
+
+
 def _transactions(*, merchant: Merchant, mode: str) -> QuerySet[CollectionTransaction]:
     return CollectionTransaction.objects.filter(merchant=merchant, mode=mode).select_related(
         "payment_item__category",
@@ -23,7 +30,7 @@ def transaction_get_for_status(
     *, merchant: Merchant, mode: str, reference: str
 ) -> CollectionTransaction | None:
     """The merchant's transaction with its item, customer and business (one query)."""
-    if len(reference) > MAX_REFERENCE_LENGTH:
+    if not _reference_possible(reference):
         return None
     return _transactions(merchant=merchant, mode=mode).filter(reference=reference).first()
 
@@ -32,7 +39,7 @@ def transaction_get_for_search(
     *, merchant: Merchant, mode: str, reference: str
 ) -> CollectionTransaction | None:
     """As ``transaction_get_for_status`` plus the split entries with subaccount and bank."""
-    if len(reference) > MAX_REFERENCE_LENGTH:
+    if not _reference_possible(reference):
         return None
     entries = TransactionSplitEntry.objects.select_related("subaccount__bank").order_by("id")
     return (
@@ -46,7 +53,7 @@ def transaction_get_for_search(
 def transaction_get(
     *, merchant: Merchant, mode: str, reference: str
 ) -> CollectionTransaction | None:
-    if len(reference) > MAX_REFERENCE_LENGTH:
+    if not _reference_possible(reference):
         return None
     return CollectionTransaction.objects.filter(
         merchant=merchant, mode=mode, reference=reference
@@ -56,7 +63,7 @@ def transaction_get(
 def transaction_get_for_checkout(*, reference: str) -> CollectionTransaction | None:
     """The transaction behind a hosted checkout link, with what the page shows (one query).
     Not scoped to a merchant: the unguessable reference in the link is the customer's access."""
-    if len(reference) > MAX_REFERENCE_LENGTH:
+    if not _reference_possible(reference):
         return None
     return (
         CollectionTransaction.objects.select_related("merchant", "business", "payment_item")
@@ -67,6 +74,6 @@ def transaction_get_for_checkout(*, reference: str) -> CollectionTransaction | N
 
 def transaction_get_for_provider(*, mode: str, reference: str) -> CollectionTransaction | None:
     """The transaction a provider's webhook names (by our reference, in the provider's mode)."""
-    if len(reference) > MAX_REFERENCE_LENGTH:
+    if not _reference_possible(reference):
         return None
     return CollectionTransaction.objects.filter(mode=mode, reference=reference).first()

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+
+from core.api.request_text import path_names_nothing
+
+JSON_API_PREFIX = "/api/v1/"
 
 
 def _error_json(message: str, status: int) -> JsonResponse:
@@ -14,8 +18,15 @@ def _error_json(message: str, status: int) -> JsonResponse:
     )
 
 
-class RequestBodyLimitMiddleware:
-    """Refuses bodies larger than REQUEST_BODY_MAX_BYTES with a 413 envelope, before parsing."""
+class RequestGuardMiddleware:
+    """Refuses, before any view or parser runs:
+
+    * bodies larger than ``REQUEST_BODY_MAX_BYTES`` (413 in the envelope) and a
+      ``Content-Length`` that is not a non-negative integer (400);
+    * outside the JSON API, a path holding control characters (NUL included): it names
+      nothing, so it is the 404 page (HTML under ``/checkout/``). The JSON API checks its
+      paths, query strings and headers after authentication (``core.api.request_text``).
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -26,7 +37,11 @@ class RequestBodyLimitMiddleware:
         try:
             length = int(raw_length)
         except ValueError:
+            length = -1
+        if length < 0:
             return _error_json("Content-Length header is not a valid integer", 400)
         if length > limit and not request.path.startswith("/admin/"):
             return _error_json(f"Request body exceeds the limit of {limit} bytes", 413)
+        if not request.path.startswith(JSON_API_PREFIX) and path_names_nothing(request.path_info):
+            raise Http404("Not found")
         return self.get_response(request)

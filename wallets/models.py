@@ -43,6 +43,7 @@ class Wallet(models.Model):
 
     class Meta:
         ordering = ["id"]
+        permissions = [("change_wallet_status", "Can activate or deactivate a wallet")]
         constraints = [
             models.UniqueConstraint(fields=["merchant", "mode"], name="one_wallet_per_mode"),
             models.CheckConstraint(
@@ -205,10 +206,17 @@ class FundingSource(models.TextChoices):
 
 
 class FundingTransfer(models.Model):
-    """An inbound transfer to a static account; the provider's reference makes it idempotent."""
+    """An inbound transfer to a static account; its reference makes it idempotent.
 
-    provider_reference = models.CharField(max_length=100, unique=True)
+    References never meet across modes: a live reference is the provider's transfer reference,
+    unique among live fundings (the same reference to another live wallet is a conflict); a
+    test reference is chosen by the merchant (test helper) and unique within its wallet only,
+    so no test funding can block, or reveal, a live one or another merchant's.
+    """
+
+    provider_reference = models.CharField(max_length=100)
     wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="funding_transfers")
+    mode = models.CharField(max_length=4, choices=Mode.choices, editable=False)
     ledger_entry = models.OneToOneField(
         LedgerEntry, on_delete=models.PROTECT, related_name="funding_transfer"
     )
@@ -227,6 +235,15 @@ class FundingTransfer(models.Model):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="funding_amount_gt_0"),
+            models.UniqueConstraint(
+                fields=["provider_reference", "wallet"], name="funding_reference_per_wallet"
+            ),
+            models.UniqueConstraint(
+                fields=["provider_reference"],
+                condition=Q(mode=Mode.LIVE),
+                name="funding_live_reference_unique",
+            ),
+            models.CheckConstraint(condition=Q(mode__in=Mode.values), name="funding_mode_valid"),
         ]
 
     def __str__(self) -> str:

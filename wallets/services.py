@@ -280,6 +280,20 @@ class FundingResult:
         return self.funding_transfer.ledger_entry
 
 
+def _funding_same_reference(*, wallet: Wallet, reference: str) -> FundingTransfer | None:
+    """The funding that already holds ``reference`` where the wallet's mode looks for it: any
+    live wallet for a live wallet (the provider's reference names one transfer), the wallet
+    itself in test mode (a merchant-chosen reference, private to that wallet)."""
+    fundings = FundingTransfer.objects.select_related("ledger_entry").filter(
+        provider_reference=reference
+    )
+    if wallet.mode == Mode.LIVE:
+        fundings = fundings.filter(mode=Mode.LIVE)
+    else:
+        fundings = fundings.filter(wallet_id=wallet.pk)
+    return fundings.first()
+
+
 def _funding_duplicate(
     *, existing: FundingTransfer, wallet_id: int, amount: Decimal
 ) -> FundingResult:
@@ -313,11 +327,14 @@ def wallet_fund(
     narration: str = "",
     raw_payload: dict[str, Any] | None = None,
 ) -> FundingResult:
-    """Credits an inbound transfer to available balance, once per provider ``reference``.
+    """Credits an inbound transfer to available balance, once per ``reference``.
 
-    Replays of the same reference (even concurrent ones) return the original transfer with
-    ``duplicate=True``: the wallet lock serialises them, the unique constraint backs it up.
-    Inactive wallets are still credited: the money has arrived in the static account.
+    A live reference is credited once among all live wallets (the same reference to another
+    live wallet is a conflict); a test reference once per wallet, whatever other merchants or
+    the live mode hold. Replays of the same reference (even concurrent ones) return the
+    original transfer with ``duplicate=True``: the wallet lock serialises them, the unique
+    constraints back it up. Inactive wallets are still credited: the money has arrived in the
+    static account.
     """
     amount = _require_positive(amount)
     reference = reference.strip()
@@ -326,11 +343,7 @@ def wallet_fund(
     if currency != CURRENCY_NGN:
         raise ApplicationError("currency: only NGN transfers can be credited")
     wallet = wallet_lock(wallet_id=wallet_id)
-    existing = (
-        FundingTransfer.objects.select_related("ledger_entry")
-        .filter(provider_reference=reference)
-        .first()
-    )
+    existing = _funding_same_reference(wallet=wallet, reference=reference)
     if existing is not None:
         return _funding_duplicate(existing=existing, wallet_id=wallet.pk, amount=amount)
     try:
@@ -347,6 +360,7 @@ def wallet_fund(
             funding = FundingTransfer.objects.create(
                 provider_reference=reference,
                 wallet=wallet,
+                mode=wallet.mode,
                 ledger_entry=entry,
                 amount=amount,
                 currency=currency,
@@ -359,9 +373,11 @@ def wallet_fund(
                 raw_payload=raw_payload or {},
             )
     except IntegrityError:
-        # The same reference was credited to another wallet concurrently.
+        # The same live reference was credited to another live wallet concurrently.
         wallet.refresh_from_db()
-        existing = FundingTransfer.objects.get(provider_reference=reference)
+        existing = _funding_same_reference(wallet=wallet, reference=reference)
+        if existing is None:
+            raise
         return _funding_duplicate(existing=existing, wallet_id=wallet.pk, amount=amount)
     logger.info("wallet %s funded %s (reference %s)", wallet.pk, amount, reference)
     return FundingResult(funding_transfer=funding, wallet=wallet, duplicate=False)

@@ -16,8 +16,11 @@
   ``CALLBACK_URL_ALLOW_PRIVATE``) and the connection goes to the address that was checked, so
   a name that now resolves to a private address is refused and never contacted.
 * Sending claims the delivery first (``next_attempt_at`` moves ``WEBHOOK_DELIVERY_CLAIM_SECONDS``
-  ahead under a row lock), so duplicate tasks never send the same attempt twice and a worker
-  lost mid-send is retried by the sweeper once the claim runs out.
+  ahead under a row lock, never past ``give_up_at``), so duplicate tasks never send the same
+  attempt twice and a worker lost mid-send is retried by the sweeper once the claim runs out.
+* ``give_up_at`` is final: from that instant nothing more is sent. A delivery still pending
+  then (its attempts could not be recorded, its claims kept running out, or its last attempt
+  was not started in time) ends ``failed``, by the next claim or by the sweeper.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -56,6 +60,7 @@ USER_AGENT = "MerchantPayments-Webhooks/1.0"
 RESPONSE_EXCERPT_CHARS = 500
 RESPONSE_READ_BYTES = 2048
 ERROR_MAX_CHARS = 255
+GAVE_UP_ERROR = "retry window ended: no further attempt"
 
 _random = secrets.SystemRandom()
 
@@ -203,7 +208,8 @@ class _PinnedAddressAdapter(HTTPAdapter):
 
 def _storable(text: str) -> str:
     """Text a receiver controls, made storable on every backend: PostgreSQL refuses NUL in a
-    text column, and a delivery whose attempt cannot be recorded would be re-sent for ever."""
+    text column and no backend stores a lone surrogate; both become U+FFFD."""
+    text = text.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
     return text.replace("\x00", "\ufffd")
 
 
@@ -241,8 +247,8 @@ def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResul
             latency_ms = int((time.monotonic() - started) * 1000)
             try:
                 raw = response.raw.read(RESPONSE_READ_BYTES, decode_content=True) or b""
-            except (requests.RequestException, OSError, ValueError):
-                raw = b""
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
+                raw = b""  # a body cut short or badly encoded: the status still counts
             excerpt = _storable(raw.decode("utf-8", errors="replace"))[:RESPONSE_EXCERPT_CHARS]
             return PostResult(
                 status_code=response.status_code, latency_ms=latency_ms, response_excerpt=excerpt
@@ -280,8 +286,24 @@ class DeliveryAttemptResult:
     attempt: WebhookDeliveryAttempt
 
 
+def _delivery_give_up(*, delivery: WebhookDelivery) -> None:
+    delivery.status = DeliveryStatus.FAILED
+    delivery.next_attempt_at = None
+    delivery.last_error = GAVE_UP_ERROR
+    delivery.save(update_fields=["status", "next_attempt_at", "last_error", "updated_at"])
+    logger.warning(
+        "delivery %s of event %s failed: retry window ended after %s recorded attempt(s)",
+        delivery.pk,
+        delivery.event_id,
+        delivery.attempt_count,
+    )
+
+
 @transaction.atomic
 def _delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None:
+    """The due pending delivery, leased to this sender until the claim time runs out or
+    ``give_up_at`` comes, whichever is first; ``None`` when not due or taken. Past
+    ``give_up_at`` nothing is claimed: the delivery ends ``failed``."""
     delivery = (
         WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("event")
@@ -290,7 +312,11 @@ def _delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | Non
     )
     if delivery is None:
         return None
-    delivery.next_attempt_at = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_CLAIM_SECONDS)
+    if now >= delivery.give_up_at:
+        _delivery_give_up(delivery=delivery)
+        return None
+    lease_end = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_CLAIM_SECONDS)
+    delivery.next_attempt_at = min(lease_end, delivery.give_up_at)
     delivery.save(update_fields=["next_attempt_at", "updated_at"])
     return delivery
 
@@ -307,7 +333,7 @@ def _attempt_record(
         delivery.delivered_at = now
     else:
         candidate = now + timedelta(seconds=retry_delay_seconds(failed_attempts=number))
-        if candidate > delivery.give_up_at:
+        if candidate >= delivery.give_up_at:
             delivery.status = DeliveryStatus.FAILED
         else:
             next_attempt_at = candidate
@@ -370,9 +396,26 @@ def webhook_deliveries_due_ids(*, now: datetime | None = None, limit: int = 500)
     )
 
 
+def webhook_deliveries_expire(*, now: datetime | None = None) -> int:
+    """Ends every pending delivery whose ``give_up_at`` has come: ``failed``, nothing more is
+    sent, whatever became of its earlier attempts. Returns how many."""
+    now = now or timezone.now()
+    expired = WebhookDelivery.objects.filter(
+        status=DeliveryStatus.PENDING, give_up_at__lte=now
+    ).update(
+        status=DeliveryStatus.FAILED, next_attempt_at=None, last_error=GAVE_UP_ERROR, updated_at=now
+    )
+    if expired:
+        logger.warning("%s webhook deliveries failed: retry window ended", expired)
+    return expired
+
+
 def webhook_deliveries_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
-    """Enqueues every pending delivery whose next attempt is due: long backoffs, lost tasks and
-    claims left by a worker that died mid-send. Duplicates are harmless (the claim)."""
+    """Fails the deliveries whose retry window has ended, then enqueues every pending delivery
+    whose next attempt is due: long backoffs, lost tasks and claims left by a worker that died
+    mid-send. Duplicates are harmless (the claim). Returns how many were enqueued."""
+    now = now or timezone.now()
+    webhook_deliveries_expire(now=now)
     ids = webhook_deliveries_due_ids(now=now, limit=limit)
     webhook_deliveries_enqueue(delivery_ids=ids)
     return len(ids)

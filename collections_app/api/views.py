@@ -3,7 +3,6 @@ the live provider's webhook."""
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 
@@ -34,6 +33,8 @@ from collections_app.services import (
     transaction_provider_verify,
 )
 from core.api.base import ForbiddenMerchantApi
+from core.api.parsers import json_body_load
+from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
@@ -183,10 +184,8 @@ class PaystackWebhookApi(APIView):
                 request.META.get("REMOTE_ADDR", ""),
             )
             raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
-        try:
-            payload = json.loads(raw_body)
-        except (ValueError, UnicodeDecodeError):
-            raise ApplicationError("Malformed JSON body") from None
+        request_text_check(request, {})
+        payload = json_body_load(raw_body)
         event = payload.get("event") if isinstance(payload, dict) else None
         data = payload.get("data") if isinstance(payload, dict) else None
         reference = data.get("reference") if isinstance(data, dict) else None

@@ -8,12 +8,24 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.api.auth_styles import AuthErrorStyle
+from core.api.parsers import StrictJSONParser
+from core.api.request_text import request_text_check
 
 
 class MerchantApi(APIView):
-    """Payout-area routes: failed authentication answers 401 in the envelope."""
+    """Payout-area routes: failed authentication answers 401 in the envelope.
+
+    Once the key is accepted, text no route can use in the path, query string or headers is
+    refused (``core.api.request_text``); bodies are read by the strict JSON parser (depth cap,
+    no NUL or lone surrogates).
+    """
 
     auth_error_style = AuthErrorStyle.UNAUTHORIZED
+    parser_classes = [StrictJSONParser]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        request_text_check(request, kwargs)
 
     @staticmethod
     def merchant(request: Request) -> Any:

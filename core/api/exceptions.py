@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from core.api.auth_styles import FORBIDDEN_MESSAGE, UNAUTHORIZED_MESSAGE, AuthErrorStyle
+from core.api.parsers import MALFORMED_JSON_MESSAGE, MalformedJSONError
 from core.api.renderers import build_envelope
 from core.exceptions import ApplicationError
 
@@ -94,8 +95,10 @@ def envelope_exception_handler(exc: Exception, context: dict[str, Any]) -> Respo
         headers: dict[str, str] = {}
         if getattr(exc, "wait", None) is not None:
             headers["Retry-After"] = str(int(exc.wait))
-        if isinstance(exc, drf_exceptions.ParseError):
-            message = "Malformed JSON body"
+        if isinstance(exc, MalformedJSONError):
+            message = str(exc.detail)
+        elif isinstance(exc, drf_exceptions.ParseError):
+            message = MALFORMED_JSON_MESSAGE
         elif isinstance(exc.detail, dict | list):
             message = validation_message(exc.detail)
         else:

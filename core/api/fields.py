@@ -1,11 +1,14 @@
-"""Serializer fields shared by every app: amounts in and out as strings, strict strings, and
-serializers that refuse unknown fields."""
+"""Serializer fields shared by every app: amounts in and out as strings, strict strings, date
+query parameters, and serializers that refuse unknown fields."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -79,3 +82,65 @@ class StrictSerializer(serializers.Serializer):
                 {name: ["is not an accepted field"] for name in unknown}
             )
         return super().to_internal_value(data)
+
+
+EARLIEST_INSTANT = datetime.min.replace(tzinfo=UTC)
+LATEST_INSTANT = datetime.max.replace(tzinfo=UTC)
+
+
+def _instant_utc(value: datetime) -> datetime:
+    """``value`` in UTC; an instant before year 1 or after year 9999 in UTC (only reachable
+    through an offset, e.g. ``9999-12-31T23:59:59-14:00``) becomes the nearest representable
+    instant, which bounds every stored timestamp the same way."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        offset = value.utcoffset()
+        return (
+            LATEST_INSTANT
+            if offset is not None and offset.total_seconds() < 0
+            else (EARLIEST_INSTANT)
+        )
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class IsoDateTimeParamField(serializers.Field):
+    """An ISO 8601 date or date-time query parameter, as an aware UTC ``datetime``.
+
+    A bare date is the start of that day (``from_date``) or its last microsecond (``to_date``,
+    ``end_of_day=True``); a time without offset is in ``TIME_ZONE``. Every date from
+    ``0001-01-01`` to ``9999-12-31`` is accepted (instants UTC cannot hold are clamped to its
+    range); anything else, years beyond 9999 included, is a 400.
+    """
+
+    default_error_messages = {"invalid": "must be an ISO 8601 date or date-time"}
+
+    def __init__(self, *, end_of_day: bool = False, **kwargs: Any) -> None:
+        self.end_of_day = end_of_day
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> datetime:
+        if not isinstance(data, str) or not data.isascii() or not data.isprintable():
+            self.fail("invalid")
+        value: datetime | None = None
+        day: date | None = None
+        try:
+            if len(data) == 10:
+                day = parse_date(data)
+            else:
+                value = parse_datetime(data.replace(" ", "+", 1) if "T" in data else data)
+        except (ValueError, OverflowError):
+            self.fail("invalid")
+        if day is not None:
+            value = datetime.combine(day, time.max if self.end_of_day else time.min)
+        if value is None:
+            self.fail("invalid")
+        if timezone.is_naive(value):
+            try:
+                value = timezone.make_aware(value)
+            except OverflowError:
+                value = value.replace(tzinfo=UTC)
+        return _instant_utc(value)
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()

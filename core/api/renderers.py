@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rest_framework.renderers import JSONRenderer
@@ -20,7 +21,9 @@ def build_envelope(*, data: Any, message: str, status_code: int) -> dict[str, An
 class EnvelopeJSONRenderer(JSONRenderer):
     """Wraps the view's data; bodies built by the exception handler pass through untouched.
 
-    The renderer never changes the HTTP status code.
+    The renderer never changes the HTTP status code. Text that UTF-8 cannot encode (a lone
+    surrogate echoed from a request into a message) is written as a JSON escape instead of
+    failing the response.
     """
 
     def render(
@@ -36,4 +39,9 @@ class EnvelopeJSONRenderer(JSONRenderer):
                 message=getattr(response, "envelope_message", ""),
                 status_code=response.status_code,
             )
-        return super().render(data, accepted_media_type, renderer_context)
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            return json.dumps(
+                data, cls=self.encoder_class, ensure_ascii=True, separators=(",", ":")
+            ).encode("ascii")

@@ -71,7 +71,8 @@ class EnvelopeAutoSchema(AutoSchema):
             responses.setdefault("403", _error_response(403, ERROR_ENVELOPE_REF))
         else:
             responses.setdefault("403", _error_response(403, FORBIDDEN_BARE_REF))
-        extra = set(getattr(self.view, "error_statuses", ())) | {400, 405, 413, 429, 500}
+        # 404: a path naming nothing (an unknown route, or one holding control characters).
+        extra = set(getattr(self.view, "error_statuses", ())) | {400, 404, 405, 413, 429, 500}
         if "requestBody" in operation:
             extra.add(415)  # a body in a media type the route does not parse
         for status_code in sorted(extra):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
-from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
+from core.api.fields import (
+    AmountField,
+    IsoDateTimeParamField,
+    MoneyField,
+    StrictCharField,
+    StrictSerializer,
+)
 from core.money import CURRENCY_NGN
 from payouts.models import PayoutStatus
 
@@ -77,42 +80,6 @@ class PayoutCreateInputSerializer(StrictSerializer):
 
 
 # --- List ------------------------------------------------------------------------------------
-
-
-class IsoDateTimeParamField(serializers.Field):
-    """An ISO 8601 date or date-time query parameter. A bare date is the start of that day
-    (``from_date``) or its end (``to_date``); a time without offset is in ``TIME_ZONE``."""
-
-    default_error_messages = {"invalid": "must be an ISO 8601 date or date-time"}
-
-    def __init__(self, *, end_of_day: bool = False, **kwargs: Any) -> None:
-        self.end_of_day = end_of_day
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> datetime:
-        if not isinstance(data, str) or not data.isascii():
-            self.fail("invalid")
-        value: datetime | None = None
-        day: date | None = None
-        try:
-            if len(data) == 10:
-                day = parse_date(data)
-            else:
-                value = parse_datetime(data.replace(" ", "+", 1) if "T" in data else data)
-        except ValueError:
-            self.fail("invalid")
-        if day is not None:
-            value = datetime.combine(day, time.min)
-            if self.end_of_day:
-                value = value + timedelta(days=1) - timedelta(microseconds=1)
-        if value is None:
-            self.fail("invalid")
-        if timezone.is_naive(value):
-            value = timezone.make_aware(value)
-        return value
-
-    def to_representation(self, value: datetime) -> str:
-        return value.isoformat()
 
 
 class PayoutListParamsSerializer(serializers.Serializer):

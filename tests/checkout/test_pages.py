@@ -397,6 +397,41 @@ def test_unknown_reference_is_a_404_page(client: Client, db: None, reference: st
     assert client.post(f"/checkout/{reference}/card", {}).status_code == 404
 
 
+@pytest.mark.parametrize("reference", ["%00", "TXN_%00", "ab%00c", "TXN_%01%1F", "%7F"])
+@pytest.mark.parametrize(
+    ("method", "action"),
+    [
+        ("get", ""),
+        ("post", "/card"),
+        ("post", "/transfer"),
+        ("post", "/cancel"),
+        ("get", "/return"),
+    ],
+)
+def test_a_reference_holding_control_characters_is_a_404_page(
+    card_transaction: CollectionTransaction, reference: str, method: str, action: str
+) -> None:
+    """A NUL in the reference reached PostgreSQL, which refuses it in a query: a 500, and a
+    JSON one on an HTML page."""
+    client = Client(raise_request_exception=False)
+    form = {"card_number": PAID_CARD, "expiry": future_expiry(), "cvv": "123"}
+    url = f"/checkout/{reference}{action}"
+    response = client.get(url) if method == "get" else client.post(url, form)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert "Payment link not found" in response.content.decode()
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+    assert not TransactionAttempt.objects.exists()
+
+
+@pytest.mark.parametrize("reference", ["TXN_%ED%A0%80", "%C3%28", "TXN_%E2%80%AE"])
+def test_a_reference_that_is_not_text_is_a_404_page(client: Client, db: None, reference) -> None:
+    response = client.get(f"/checkout/{reference}")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert client.post(f"/checkout/{reference}/cancel").status_code == 404
+
+
 def test_get_is_not_accepted_on_actions(client: Client, card_transaction) -> None:  # type: ignore[no-untyped-def]
     assert client.get(page_url(card_transaction, "card")).status_code == 405
     assert client.post(page_url(card_transaction)).status_code == 405

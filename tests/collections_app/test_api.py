@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from rest_framework.test import APIClient
@@ -605,6 +606,33 @@ def test_status_check_of_an_invisible_transaction_is_400(
         "data": None,
         "statusCode": 400,
     }
+
+
+@pytest.mark.parametrize("reference", ["TXN_\x00", "\x00", "ab\x00c", "TXN_\x1f", "TXN\x7f"])
+@pytest.mark.parametrize("route", ["status", "search", "complete"])
+def test_a_reference_holding_control_characters_is_not_found(
+    test_client: APIClient, initialized, route: str, reference: str
+) -> None:
+    """A NUL in the reference reached PostgreSQL, which refuses it in a query: a 500."""
+    url = {"status": status_url, "search": search_url, "complete": complete_url}[route]
+    path = url(quote(reference, safe=""))
+    if route == "complete":
+        response = test_client.post(path, {"outcome": "paid"}, format="json")
+    else:
+        response = test_client.get(path)
+    assert error(response, 404) == "Not found"
+    assert TransactionAttempt.objects.count() == 0
+    transaction = CollectionTransaction.objects.get(reference=initialized["reference"])
+    assert transaction.payment_status == PaymentStatus.PENDING
+
+
+@pytest.mark.parametrize("reference", ["TXN_\ud800", "TXN_\u202e", "TXN_" + "é" * 36, "%00"])
+def test_status_and_search_of_an_odd_but_printable_reference_are_unknown(
+    test_client: APIClient, initialized, reference: str
+) -> None:
+    path_reference = quote(reference, safe="", errors="surrogatepass")
+    assert error(test_client.get(status_url(path_reference)), 400) == "Transaction not found"
+    assert error(test_client.get(search_url(path_reference)), 404) == "Transaction not found"
 
 
 # --- search ------------------------------------------------------------------------------------

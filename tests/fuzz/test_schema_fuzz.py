@@ -6,18 +6,30 @@ response must be a non-5xx, with a status code, content type, headers and body t
 documents. Separately, every operation refuses requests without credentials (no key, an unknown
 key, another scheme) with 401/403 in its documented error shape.
 
+Hostile values: schema-valid requests with one place made hostile (a path parameter, a query
+parameter, a header, or the JSON body) by NUL bytes, lone surrogates, control characters, very
+long text, extreme numbers and dates, unstorable keys and nesting past the parser's depth cap.
+Signed provider notifications are signed after the mutation, so the body reaches the parser.
+Every answer must be a non-5xx the schema documents, in the envelope; what is refused for
+certain (unstorable text, NUL, nesting too deep) is a 4xx that stores nothing.
+
 Bounded and reproducible: a fixed number of examples per operation, derandomized, no example
 database, so the whole module fits in ``make test``.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import schemathesis
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import (
     content_type_conformance,
@@ -27,7 +39,17 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from collections_app.models import CollectionTransaction, TransactionAttempt
+from core.api.parsers import MAX_JSON_DEPTH
+from integrations.paystack import paystack_signature_compute
+from payouts.models import Payout
 from tests.fuzz.conftest import FuzzWorld
+from wallets.api.views import funding_signature_compute
+from wallets.models import FundingTransfer, LedgerEntry
+from webhooks.models import Event
+
+FUZZ_FUNDING_SECRET = "fuzz-funding-secret"
+FUZZ_PAYSTACK_SECRET = "fuzz-paystack-secret"
 
 SCHEMA = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
 OPERATIONS = {
@@ -159,3 +181,152 @@ def test_operation_refuses_requests_without_valid_credentials(
 
     check()
     assert seen
+
+
+# --- hostile values -------------------------------------------------------------------------------
+
+HOSTILE_EXAMPLES_PER_OPERATION = 20
+UNSTORABLE = ("\x00", "\ud800", "\udfff")
+SIGNERS: dict[str, Callable[[bytes], dict[str, str]]] = {
+    "POST /api/v1/webhooks/funding": lambda body: {
+        "X-Provider-Signature": funding_signature_compute(body, secret=FUZZ_FUNDING_SECRET)
+    },
+    "POST /api/v1/webhooks/paystack": lambda body: {
+        "X-Paystack-Signature": paystack_signature_compute(body, secret_key=FUZZ_PAYSTACK_SECRET)
+    },
+}
+STORED = (FundingTransfer, LedgerEntry, Payout, CollectionTransaction, TransactionAttempt, Event)
+
+hostile_text = st.one_of(
+    st.tuples(st.text(max_size=8), st.sampled_from(UNSTORABLE), st.text(max_size=8)).map("".join),
+    st.text(alphabet=st.characters(max_codepoint=0x1F), min_size=1, max_size=8),
+    st.text(min_size=500, max_size=600),
+    st.sampled_from(["é" * 64, "\u202e\u0000", "ｆ" * 128]),
+    st.sampled_from(["9999-12-31", "0001-01-01", "10000-01-01", "9999-12-31T23:59:59+14:00"]),
+    st.integers(min_value=-(10**40), max_value=10**40).map(str),
+)
+
+
+def _nested_list(depth: int) -> Any:
+    return functools.reduce(lambda inner, _: [inner], range(depth), 1)
+
+
+hostile_json = st.one_of(
+    hostile_text,
+    st.integers(min_value=-(10**40), max_value=10**40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(MAX_JSON_DEPTH, 200).map(_nested_list),
+)
+
+
+def _unstorable(value: Any) -> bool:
+    return isinstance(value, str) and any(character in value for character in UNSTORABLE)
+
+
+def _too_deep(value: Any) -> bool:
+    depth = 0
+    while isinstance(value, list) and value:
+        depth, value = depth + 1, value[0]
+    return depth >= MAX_JSON_DEPTH
+
+
+def _as_sent(value: str) -> str:
+    """The text a server receives for ``value`` in a URL: a lone surrogate can only travel as
+    its (invalid) UTF-8 bytes, which the server decodes to U+FFFD."""
+    return value.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+
+
+def _stored() -> tuple[int, ...]:
+    return tuple(model.objects.count() for model in STORED)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", LABELS)
+def test_operation_survives_hostile_values(
+    label: str, fuzz_world: FuzzWorld, settings: Any
+) -> None:
+    settings.FUNDING_WEBHOOK_SECRET = FUZZ_FUNDING_SECRET
+    settings.PAYSTACK_SECRET_KEY = FUZZ_PAYSTACK_SECRET
+    operation = OPERATIONS[label]
+    path_names = sorted(_path_parameter_names(label))
+    known = fuzz_world.path_parameters(set(path_names))
+    places = ["query", "header"] + (["path"] if path_names else [])
+    if operation.body:
+        places += ["body value", "body key", "body too deep"]
+    refusals: list[int] = []
+
+    @_bounded(HOSTILE_EXAMPLES_PER_OPERATION)
+    @given(case=operation.as_strategy(path_parameters=known), data=st.data())
+    def check(case: Any, data: st.DataObject) -> None:
+        place = data.draw(st.sampled_from(places), label="place")
+        headers = dict(fuzz_world.headers)
+        raw_body: bytes | None = None
+        refused = False
+        if place == "path":
+            name = data.draw(st.sampled_from(path_names), label="parameter")
+            value = data.draw(hostile_text, label="value")
+            case.path_parameters = {
+                **(case.path_parameters or {}),
+                name: quote(value, safe="", errors="surrogatepass"),
+            }
+            refused = _unstorable(value)
+        elif place == "query":
+            value = data.draw(hostile_text, label="value")
+            name = data.draw(st.sampled_from(["page", "limit", "to_date", "from_date", "q"]))
+            case.query = {**(case.query or {}), name: _as_sent(value)}
+            refused = "\x00" in value
+        elif place == "header":
+            # What a client can put on the wire: latin-1 text, NUL included, no line breaks.
+            value = "v" + data.draw(
+                st.text(
+                    alphabet=st.characters(codec="latin-1", exclude_characters="\r\n"),
+                    max_size=200,
+                ),
+                label="value",
+            )
+            headers["X-Request-Id"] = value
+            refused = "\x00" in value
+        elif isinstance(case.body, dict):
+            body = dict(case.body)
+            if place == "body value" and body:
+                key = data.draw(st.sampled_from(sorted(body)), label="field")
+                body[key] = data.draw(hostile_json, label="value")
+                refused = _unstorable(body[key]) or _too_deep(body[key])
+            elif place == "body key":
+                body[data.draw(hostile_text.filter(_unstorable), label="key")] = "x"
+                refused = True
+            else:
+                depth = data.draw(st.integers(MAX_JSON_DEPTH + 1, 5000), label="depth")
+                raw_body = (
+                    json.dumps(body)[:-1]
+                    + (", " if body else "")
+                    + '"deep": '
+                    + "[" * depth
+                    + "]" * depth
+                    + "}"
+                ).encode()
+                refused = True
+            if raw_body is None:
+                raw_body = json.dumps(body).encode("utf-8", errors="surrogatepass")
+        if raw_body is None and isinstance(case.body, dict | list):
+            raw_body = json.dumps(case.body).encode()
+        kwargs: dict[str, Any] = {}
+        if raw_body is not None:
+            # Sent as bytes: the client never sees (nor checks) the hostile document.
+            headers["Content-Type"] = "application/json"
+            kwargs["data"] = raw_body
+            if label in SIGNERS:
+                headers.update(SIGNERS[label](raw_body))
+        before = _stored()
+        response = case.call(headers=headers, **kwargs)
+        case.validate_response(response, checks=CONFORMANCE_CHECKS)
+        body_json = response.json()
+        assert body_json["statusCode"] == response.status_code, body_json
+        if refused:
+            assert 400 <= response.status_code < 500, (place, response.status_code, body_json)
+            assert body_json["data"] is None
+            assert _stored() == before
+            refusals.append(response.status_code)
+
+    check()
+    assert refusals, f"{label}: no hostile request was refused"

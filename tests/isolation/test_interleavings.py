@@ -31,7 +31,7 @@ import payouts.services
 import wallets.services
 from core.exceptions import ConflictError
 from merchants.models import Mode
-from merchants.services import MerchantCreated
+from merchants.services import MerchantCreated, merchant_create
 from payouts.models import Payout, PayoutResolution, PayoutStatus, SandboxTransfer
 from payouts.providers.sandbox import ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL
 from payouts.services import (
@@ -440,8 +440,9 @@ def test_one_reference_funding_two_wallets_at_once_credits_only_the_first(
     credited its wallet and inserted the funding row, not committed; B credits the other wallet
     in a savepoint and inserts the same reference, which waits on the unique index. When A
     commits, B's savepoint (credit included) rolls back and B is a conflict."""
-    wallet = wallet_of(merchant_account)
-    other = wallet_get(merchant=merchant_account.merchant, mode=Mode.LIVE)
+    wallet = wallet_get(merchant=merchant_account.merchant, mode=Mode.LIVE)
+    other_merchant = merchant_create(name="Other Shop", email="other@example.com").merchant
+    other = wallet_get(merchant=other_merchant, mode=Mode.LIVE)
     first = interleaving.session(
         "A",
         lambda: wallet_fund(wallet_id=wallet.pk, amount=D("2500.00"), reference=FUNDING_REFERENCE),

@@ -443,6 +443,48 @@ def test_currency_ngn_is_accepted(test_client, listed) -> None:
 
 
 @pytest.mark.parametrize(
+    ("params", "listed_count"),
+    [
+        ({"to_date": "9999-12-31"}, 5),
+        ({"from_date": "0001-01-01"}, 5),
+        ({"from_date": "0001-01-01", "to_date": "9999-12-31"}, 5),
+        ({"to_date": "9999-12-31T23:59:59+14:00"}, 5),
+        ({"to_date": "9999-12-31T23:59:59-14:00"}, 5),
+        ({"to_date": "9999-12-31T23:59:59.999999-23:59"}, 5),
+        ({"from_date": "0001-01-01T00:00:00+14:00"}, 5),
+        ({"from_date": "0001-01-01T00:00:00-14:00"}, 5),
+        ({"from_date": "9999-12-31"}, 0),
+        ({"from_date": "9999-12-31T23:59:59-14:00"}, 0),
+        ({"to_date": "0001-01-01"}, 0),
+        ({"to_date": "0001-01-01T00:00:00+14:00"}, 0),
+        ({"page": "9" * 30}, 0),
+        ({"page": str(2**63)}, 0),
+    ],
+)
+def test_extreme_dates_and_pages_list_like_any_other(
+    test_client, listed, params: dict, listed_count: int
+) -> None:
+    """``to_date=9999-12-31`` overflowed computing the end of its day (a 500 on every
+    backend), and offsets past years 1-9999 in UTC overflowed on SQLite: now the earliest and
+    latest dates bound the list like any other date."""
+    response = test_client.get(PAYOUTS_URL, params)
+    assert response.status_code == 200, response.content
+    assert len(list_ids(response)) == listed_count
+
+
+@pytest.mark.parametrize(
+    "value", ["10000-01-01", "10000-01-01T00:00:00Z", "99999-12-31", "-0001-01-01", "0000-01-01"]
+)
+def test_dates_beyond_year_9999_or_before_year_1_are_400(test_client, listed, value) -> None:
+    for name in ("from_date", "to_date"):
+        error(
+            test_client.get(PAYOUTS_URL, {name: value}),
+            400,
+            f"{name}: must be an ISO 8601 date or date-time",
+        )
+
+
+@pytest.mark.parametrize(
     ("params", "message"),
     [
         (

@@ -11,6 +11,8 @@ from wallets.models import (
     Bank,
     FeeSchedule,
     FeeTier,
+    FundingSource,
+    FundingTransfer,
     LedgerEntry,
     LedgerEntryType,
     Wallet,
@@ -77,3 +79,23 @@ class LedgerEntryFactory(factory.django.DjangoModelFactory):
     available_balance_after = Decimal("10.00")
     reserved_balance_after = Decimal("0.00")
     reference = factory.Sequence(lambda n: f"RAW-{n}")
+
+
+class FundingTransferFactory(factory.django.DjangoModelFactory):
+    """A raw funding row with its ledger row, bypassing the services: only for tests of the
+    database's own guarantees. The mode is the wallet's."""
+
+    class Meta:
+        model = FundingTransfer
+
+    wallet = factory.SubFactory(WalletFactory)
+    mode = factory.LazyAttribute(lambda o: o.wallet.mode)
+    provider_reference = factory.Sequence(lambda n: f"RAW-FUND-{n}")
+    ledger_entry = factory.SubFactory(
+        LedgerEntryFactory,
+        wallet=factory.SelfAttribute("..wallet"),
+        reference=factory.SelfAttribute("..provider_reference"),
+    )
+    amount = Decimal("10.00")
+    source = FundingSource.PROVIDER
+    receiving_account_number = factory.LazyAttribute(lambda o: o.wallet.static_account_number)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -9,6 +11,7 @@ from rest_framework.test import APIClient
 from merchants.models import Mode
 from merchants.services import merchant_create, secret_key_rotate
 from wallets.models import Bank, FundingTransfer, LedgerEntry
+from wallets.selectors import wallet_get
 from wallets.services import wallet_capture, wallet_lock, wallet_reserve
 
 pytestmark = pytest.mark.django_db
@@ -580,4 +583,130 @@ def test_a_notification_past_the_wallet_limit_is_a_400_naming_the_amount(
 def test_a_notification_above_the_amount_limit_is_a_400(post_funding, live_wallet, amount) -> None:
     response = post_funding(_notification(live_wallet, amount=amount))
     assert "must not exceed 1000000000000.00" in _error(response, 400)
+    assert not FundingTransfer.objects.exists()
+
+
+# --- Test and live funding references never meet ----------------------------------------------
+
+
+def _fund_helper(client: APIClient, reference: str, amount: str = "10.00") -> Any:
+    return client.post(FUND_URL, {"amount": amount, "reference": reference}, format="json")
+
+
+def _helper_answer(response: Any) -> tuple[int, str, dict[str, Any]]:
+    """What a merchant learns from the helper, without the per-call values."""
+    body = response.json()
+    data = {
+        key: value
+        for key, value in (body["data"] or {}).items()
+        if key not in ("credited_at", "account_number")
+    }
+    return response.status_code, body["message"], data
+
+
+def test_a_test_helper_reference_never_blocks_the_live_notification_with_it(
+    test_client, post_funding, live_wallet
+) -> None:
+    """The helper used to claim the reference across modes: the live notification carrying it
+    then answered 409 for ever and the money was never credited."""
+    assert _fund_helper(test_client, "PRV-TRF-0001").status_code == 200
+    response = post_funding(_notification(live_wallet, reference="PRV-TRF-0001"))
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["data"]["duplicate"] is False
+    live_wallet.refresh_from_db()
+    assert live_wallet.available_balance == Decimal("15000.00")
+    assert set(FundingTransfer.objects.values_list("mode", flat=True)) == {"test", "live"}
+
+
+def test_the_test_helper_answers_alike_whether_or_not_live_holds_the_reference(
+    test_client, post_funding, live_wallet, test_wallet
+) -> None:
+    """The helper used to answer 409 for a reference the live mode had credited: it revealed
+    live references."""
+    post_funding(_notification(live_wallet, reference="PRV-TRF-LIVE"))
+    held_by_live = _helper_answer(_fund_helper(test_client, "PRV-TRF-LIVE"))
+    unknown = _helper_answer(_fund_helper(test_client, "PRV-TRF-NEW"))
+    assert held_by_live[0] == unknown[0] == 200
+    assert held_by_live[1] == unknown[1] == "Test wallet funded"
+    assert held_by_live[2]["duplicate"] is unknown[2]["duplicate"] is False
+    live_wallet.refresh_from_db()
+    assert live_wallet.available_balance == Decimal("15000.00")
+
+
+def test_the_test_helper_answers_alike_whether_or_not_another_merchant_holds_the_reference(
+    test_client, client_for, test_wallet
+) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com")
+    other_client = client_for(other.test_key.plaintext)
+    assert _fund_helper(other_client, "SHARED-REF", amount="99.00").status_code == 200
+    held_by_other = _fund_helper(test_client, "SHARED-REF")
+    assert held_by_other.status_code == 200, held_by_other.json()
+    assert held_by_other.json()["data"]["duplicate"] is False
+    test_wallet.refresh_from_db()
+    assert test_wallet.available_balance == Decimal("10.00")
+    replay = _fund_helper(test_client, "SHARED-REF", amount="11.00")
+    assert _error(replay, 409)  # the merchant's own reference, another amount
+
+
+def test_a_live_reference_credits_one_live_wallet_only(post_funding, live_wallet) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com")
+    other_live = wallet_get(merchant=other.merchant, mode=Mode.LIVE)
+    post_funding(_notification(live_wallet, reference="PRV-ONCE"))
+    response = post_funding(_notification(other_live, reference="PRV-ONCE"))
+    assert _error(response, 409)
+    other_live.refresh_from_db()
+    assert other_live.available_balance == Decimal("0.00")
+
+
+# --- Hostile funding notifications --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"note": "a\x00b"}, "note: Null characters are not allowed."),
+        ({"meta": {"payer": ["ok", "x\x00"]}}, "meta.payer[1]: Null characters are not allowed."),
+        ({"note": "a\ud800b"}, "note: must be valid Unicode text"),
+        ({"note\x00": "x"}, "request body: field names must be valid Unicode text"),
+        ({"note\udc80": "x"}, "request body: field names must be valid Unicode text"),
+    ],
+)
+def test_unstorable_text_in_a_notification_is_a_400_naming_it(
+    post_funding, live_wallet, extra: dict, message: str
+) -> None:
+    """A NUL in an extra field reached the stored raw payload, which PostgreSQL's jsonb
+    refuses: a 500 (and on SQLite it was stored)."""
+    body = json.dumps({**_notification(live_wallet), **extra}).encode()
+    assert _error(post_funding(body), 400).startswith(message)
+    assert not FundingTransfer.objects.exists()
+    live_wallet.refresh_from_db()
+    assert live_wallet.available_balance == Decimal("0.00")
+
+
+@pytest.mark.parametrize("depth", [33, 2000, 20_000])
+def test_a_notification_nested_too_deep_is_a_400(post_funding, live_wallet, depth: int) -> None:
+    nested = "[" * depth + "]" * depth
+    body = json.dumps(_notification(live_wallet))[:-1] + f', "extra": {nested}}}'
+    message = _error(post_funding(body.encode()), 400)
+    assert message == "Malformed JSON body: nested more than 32 levels deep"
+    assert not FundingTransfer.objects.exists()
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e400", "NaN", "Infinity"])
+def test_a_notification_with_a_non_finite_number_is_malformed(
+    post_funding, live_wallet, number: str
+) -> None:
+    body = json.dumps(_notification(live_wallet))[:-1] + f', "extra": {number}}}'
+    assert _error(post_funding(body.encode()), 400) == "Malformed JSON body"
+    assert not FundingTransfer.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "signature", ["é" * 128, "\x00" * 128, "ｆ" * 128, "a" * 127 + "\x00", "Ÿ", " "]
+)
+def test_a_non_ascii_or_nul_signature_is_refused(post_funding, live_wallet, signature) -> None:
+    response = post_funding(_notification(live_wallet), signature=signature)
+    assert response.status_code in (400, 401)
+    assert response.json()["data"] is None
     assert not FundingTransfer.objects.exists()

@@ -3,10 +3,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from core.exceptions import ApplicationError, NotFoundError
 from merchants.models import Mode
+from merchants.services import merchant_create
+from tests.wallets.factories import FundingTransferFactory
 from wallets.exceptions import (
     FundingReferenceConflictError,
     InsufficientBalanceError,
@@ -14,7 +16,7 @@ from wallets.exceptions import (
     WalletInactiveError,
 )
 from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, WalletStatus
-from wallets.selectors import wallet_totals
+from wallets.selectors import wallet_get, wallet_totals
 from wallets.services import (
     fee_tiers_validate,
     funding_receive,
@@ -92,8 +94,10 @@ def test_funding_reference_reused_for_other_amount_is_a_conflict(test_wallet) ->
     assert test_wallet.available_balance == D("10.00")
 
 
-def test_funding_reference_reused_for_other_wallet_is_a_conflict(test_wallet, live_wallet) -> None:
-    wallet_fund(wallet_id=test_wallet.pk, amount=D("10.00"), reference="PRV-4")
+def test_funding_reference_reused_for_other_live_wallet_is_a_conflict(live_wallet) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com").merchant
+    other_live = wallet_get(merchant=other, mode=Mode.LIVE)
+    wallet_fund(wallet_id=other_live.pk, amount=D("10.00"), reference="PRV-4")
     with pytest.raises(FundingReferenceConflictError):
         wallet_fund(wallet_id=live_wallet.pk, amount=D("10.00"), reference="PRV-4")
     live_wallet.refresh_from_db()
@@ -130,6 +134,68 @@ def test_funding_receive_unknown_account_is_not_found(db) -> None:
     with pytest.raises(NotFoundError):
         funding_receive(account_number="1000000000", amount=D("1.00"), reference="PRV-8")
     assert not FundingTransfer.objects.exists()
+
+
+# --- references per mode ---------------------------------------------------------------------
+
+
+def test_one_reference_credits_a_test_wallet_and_a_live_wallet_independently(
+    test_wallet, live_wallet
+) -> None:
+    test_credit = wallet_fund(wallet_id=test_wallet.pk, amount=D("5.00"), reference="REF-1")
+    live_credit = wallet_fund(wallet_id=live_wallet.pk, amount=D("7.00"), reference="REF-1")
+    assert (test_credit.duplicate, live_credit.duplicate) == (False, False)
+    assert test_credit.funding_transfer.mode == Mode.TEST
+    assert live_credit.funding_transfer.mode == Mode.LIVE
+    test_wallet.refresh_from_db()
+    live_wallet.refresh_from_db()
+    assert (test_wallet.available_balance, live_wallet.available_balance) == (D("5.00"), D("7.00"))
+
+
+def test_a_live_reference_replayed_after_a_test_one_is_still_idempotent(
+    test_wallet, live_wallet
+) -> None:
+    wallet_fund(wallet_id=test_wallet.pk, amount=D("5.00"), reference="REF-2")
+    wallet_fund(wallet_id=live_wallet.pk, amount=D("7.00"), reference="REF-2")
+    replay = wallet_fund(wallet_id=live_wallet.pk, amount=D("7.00"), reference="REF-2")
+    assert replay.duplicate is True
+    assert replay.funding_transfer.wallet_id == live_wallet.pk
+    with pytest.raises(FundingReferenceConflictError):
+        wallet_fund(wallet_id=live_wallet.pk, amount=D("8.00"), reference="REF-2")
+
+
+def test_two_merchants_test_wallets_each_credit_the_same_reference(test_wallet) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com").merchant
+    other_wallet = wallet_get(merchant=other, mode=Mode.TEST)
+    mine = wallet_fund(wallet_id=test_wallet.pk, amount=D("5.00"), reference="REF-3")
+    theirs = wallet_fund(wallet_id=other_wallet.pk, amount=D("9.00"), reference="REF-3")
+    assert (mine.duplicate, theirs.duplicate) == (False, False)
+    assert FundingTransfer.objects.filter(provider_reference="REF-3").count() == 2
+
+
+def test_two_live_wallets_never_both_credit_one_reference(live_wallet) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com").merchant
+    other_live = wallet_get(merchant=other, mode=Mode.LIVE)
+    wallet_fund(wallet_id=live_wallet.pk, amount=D("5.00"), reference="REF-4")
+    with pytest.raises(FundingReferenceConflictError):
+        wallet_fund(wallet_id=other_live.pk, amount=D("5.00"), reference="REF-4")
+    other_live.refresh_from_db()
+    assert other_live.available_balance == D("0.00")
+    assert FundingTransfer.objects.filter(provider_reference="REF-4").count() == 1
+
+
+def test_the_database_refuses_a_second_live_funding_with_one_reference(live_wallet) -> None:
+    other = merchant_create(name="Other Shop", email="other@example.com").merchant
+    other_live = wallet_get(merchant=other, mode=Mode.LIVE)
+    wallet_fund(wallet_id=live_wallet.pk, amount=D("5.00"), reference="REF-5")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        FundingTransferFactory(wallet=other_live, provider_reference="REF-5")
+
+
+def test_the_database_refuses_one_reference_twice_in_a_test_wallet(test_wallet) -> None:
+    FundingTransferFactory(wallet=test_wallet, provider_reference="REF-6")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        FundingTransferFactory(wallet=test_wallet, provider_reference="REF-6")
 
 
 def test_reserve_moves_total_debit_from_available_to_reserved(test_wallet, fund) -> None:

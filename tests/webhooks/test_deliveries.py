@@ -3,7 +3,10 @@ recorded, retries with backoff for 72 hours, SSRF checks at send time, resend an
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -13,6 +16,7 @@ import pytest
 import responses
 from celery.exceptions import Retry
 from django.conf import settings as django_settings
+from django.db import DatabaseError
 from django.utils import timezone
 
 from collections_app.models import CollectionTransaction, PaymentStatus
@@ -21,11 +25,14 @@ from merchants.models import Merchant, Mode, WebhookSettings
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.collections_app.helpers import ReceivedRequest, RecordingReceiver, hmac_sha512_hex
 from tests.merchants.factories import WebhookSettingsFactory
-from webhooks import tasks
+from webhooks import deliveries, tasks
 from webhooks.deliveries import (
+    DeliveryAttemptResult,
+    PostResult,
     event_resend,
     retry_delay_seconds,
     webhook_deliveries_due_ids,
+    webhook_deliveries_expire,
     webhook_deliveries_sweep,
     webhook_delivery_attempt,
     webhook_delivery_resend,
@@ -239,6 +246,260 @@ def test_a_receiver_that_is_down_is_a_connection_error(
     assert recorded.attempt.error.startswith("connection error")
     assert recorded.delivery.status == DeliveryStatus.PENDING
     assert recorded.delivery.last_error == recorded.attempt.error
+
+
+class RawReceiver:
+    """A one-shot TCP server on 127.0.0.1 that reads each request and answers with the exact
+    bytes given, however malformed, then closes the connection."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.reply = reply
+        self.requests = 0
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server.settimeout(0.2)
+        self.port = self._server.getsockname()[1]
+        self._running = True
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self, path: str = "/callback") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while self._running:
+            try:
+                connection, _address = self._server.accept()
+            except (TimeoutError, OSError):
+                continue
+            with connection:
+                connection.settimeout(2)
+                received = b""
+                while b"\r\n\r\n" not in received:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        break
+                    received += chunk
+                head, _, body = received.partition(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                while len(body) < length:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        break
+                    body += chunk
+                self.requests += 1
+                with contextlib.suppress(OSError):
+                    connection.sendall(self.reply)
+
+    def stop(self) -> None:
+        self._running = False
+        self._thread.join(timeout=2)
+        self._server.close()
+
+
+ODD_REPLIES = {
+    "status 600": b"HTTP/1.1 600 Beyond\r\nContent-Length: 2\r\n\r\nok",
+    "status 999": b"HTTP/1.1 999 Weird\r\nContent-Length: 2\r\n\r\nok",
+    "status 42": b"HTTP/1.1 42 Too Low\r\nContent-Length: 2\r\n\r\nok",
+    "status 1000": b"HTTP/1.1 1000 Too High\r\nContent-Length: 2\r\n\r\nok",
+    "status not a number": b"HTTP/1.1 2OO OK\r\n\r\n",
+    "not http at all": b"\x00\xff\xfe garbage \x00\r\n\r\n",
+    "empty reply": b"",
+    "invalid utf-8 body": b"HTTP/1.1 500 Oops\r\nContent-Length: 6\r\n\r\n\xff\xfe\xc3(\xed\xa0",
+    "NUL in the reason": b"HTTP/1.1 503 Busy\x00\x00\r\nContent-Length: 0\r\n\r\n",
+    "a 70 KB header line": (
+        b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\n\r\n"
+    ),
+    "200 headers": (
+        b"HTTP/1.1 200 OK\r\n"
+        + b"".join(b"X-H%d: v\r\n" % index for index in range(200))
+        + b"Content-Length: 0\r\n\r\n"
+    ),
+    "non-latin header bytes": (
+        b"HTTP/1.1 502 Bad\r\nX-Odd: \xff\x00\xe2\x80\xae\r\nContent-Length: 0\r\n\r\n"
+    ),
+    "body shorter than announced": b"HTTP/1.1 500 Oops\r\nContent-Length: 999\r\n\r\nshort",
+    "a gzip body that is not gzip": (
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 8\r\n\r\nnot gzip"
+    ),
+    "a chunked body that is not chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnope\r\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_REPLIES))
+def test_an_odd_reply_is_recorded_as_an_attempt(
+    merchant: Merchant, allow_private: None, name: str
+) -> None:
+    """Whatever a receiver answers, the attempt is recorded and the chain moves on: an
+    unrecordable attempt would leave the delivery to be sent again and again."""
+    raw = RawReceiver(ODD_REPLIES[name])
+    try:
+        event = paid_event(merchant, raw.url())
+        now = timezone.now()
+        recorded = attempt(chain(event), now=now)
+    finally:
+        raw.stop()
+    assert raw.requests == 1
+    assert recorded is not None
+    row = WebhookDeliveryAttempt.objects.get(delivery=recorded.delivery)
+    assert row.attempt_number == 1
+    assert "\x00" not in row.error + row.response_excerpt
+    assert row.status_code is None or 100 <= row.status_code <= 999
+    delivery = WebhookDelivery.objects.get(pk=recorded.delivery.pk)
+    assert delivery.attempt_count == 1
+    if delivery.status == DeliveryStatus.PENDING:
+        assert delivery.next_attempt_at > now
+    assert attempt(delivery, now=now) is None  # nothing is re-sent before its time
+
+
+# --- give-up time ------------------------------------------------------------------------------
+
+
+def _window_ends_in(delivery: WebhookDelivery, seconds: int) -> WebhookDelivery:
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        give_up_at=delivery.next_attempt_at + timedelta(seconds=seconds)
+    )
+    delivery.refresh_from_db()
+    return delivery
+
+
+def test_a_claim_never_extends_a_delivery_past_its_give_up_time(
+    merchant: Merchant, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.WEBHOOK_DELIVERY_CLAIM_SECONDS = 60
+    delivery = _window_ends_in(chain(paid_event(merchant, "https://merchant.example.com/a")), 10)
+    now = delivery.next_attempt_at
+    monkeypatch.setattr(deliveries, "webhook_post", _lost_worker)
+    with pytest.raises(WorkerLost):
+        attempt(delivery, now=now)
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.PENDING
+    assert delivery.next_attempt_at == delivery.give_up_at == now + timedelta(seconds=10)
+
+
+class WorkerLost(Exception):
+    """The worker died after claiming, before the attempt could be recorded."""
+
+
+def _lost_worker(**kwargs: Any) -> PostResult:
+    raise WorkerLost()
+
+
+def _unrecordable(**kwargs: Any) -> DeliveryAttemptResult:
+    raise DatabaseError("the attempt could not be stored")
+
+
+@pytest.mark.parametrize("failure", ["worker lost after the claim", "attempt not recordable"])
+def test_a_delivery_whose_attempts_never_get_recorded_fails_at_its_give_up_time(
+    merchant: Merchant,
+    receiver: RecordingReceiver,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    failure: str,
+) -> None:
+    """A claim used to move ``next_attempt_at`` a lease ahead whatever ``give_up_at`` said: a
+    delivery whose attempts were never recorded was claimed, and sent, for ever."""
+    settings.WEBHOOK_DELIVERY_CLAIM_SECONDS = 60
+    receiver.answer = lambda request: (500, b"", {})
+    delivery = _window_ends_in(chain(paid_event(merchant, receiver.url("/callback"))), 300)
+    if failure == "attempt not recordable":
+        monkeypatch.setattr(deliveries, "_attempt_record", _unrecordable)
+        expected: type[Exception] = DatabaseError
+    else:
+        monkeypatch.setattr(deliveries, "webhook_post", _lost_worker)
+        expected = WorkerLost
+    now = delivery.next_attempt_at
+    claims = 0
+    for _ in range(100):  # a frozen clock, advanced to each due time
+        if webhook_deliveries_due_ids(now=now) != [delivery.pk]:
+            break
+        try:
+            outcome = attempt(delivery, now=now)
+        except expected:
+            claims += 1
+            delivery.refresh_from_db()
+            assert delivery.next_attempt_at <= delivery.give_up_at
+            now = delivery.next_attempt_at
+        else:
+            assert outcome is None
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.next_attempt_at is None
+    assert claims == 5  # at 0, 60, 120, 180 and 240 s; at 300 s the window is over
+    sends = len(receiver.received("POST"))
+    assert sends == (claims if failure == "attempt not recordable" else 0)
+    assert webhook_deliveries_due_ids(now=now + timedelta(days=30)) == []
+
+
+def test_a_due_attempt_not_started_before_give_up_time_is_not_sent_and_fails(
+    merchant: Merchant, receiver: RecordingReceiver
+) -> None:
+    delivery = _window_ends_in(chain(paid_event(merchant, receiver.url("/callback"))), 5)
+    assert attempt(delivery, now=delivery.give_up_at + timedelta(seconds=1)) is None
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.next_attempt_at is None
+    assert receiver.received() == []
+
+
+def test_the_sweeper_fails_deliveries_past_give_up_time_and_enqueues_the_rest(
+    merchant: Merchant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enqueued: list[int] = []
+    monkeypatch.setattr(tasks.webhook_delivery_send_task, "delay", enqueued.append)
+    expired = chain(paid_event(merchant, "https://merchant.example.com/a"))
+    claimed_past = chain(paid_event(merchant, "https://merchant.example.com/b"))
+    due = chain(paid_event(merchant, "https://merchant.example.com/c"))
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=expired.pk).update(
+        next_attempt_at=now - timedelta(hours=1), give_up_at=now - timedelta(minutes=1)
+    )
+    # A lease taken before claims were capped: it runs past the give-up time.
+    WebhookDelivery.objects.filter(pk=claimed_past.pk).update(
+        next_attempt_at=now + timedelta(minutes=1), give_up_at=now - timedelta(seconds=1)
+    )
+    WebhookDelivery.objects.filter(pk=due.pk).update(next_attempt_at=now - timedelta(seconds=1))
+    assert webhook_deliveries_sweep(now=now) == 1
+    assert enqueued == [due.pk]
+    statuses = dict(
+        WebhookDelivery.objects.filter(pk__in=[expired.pk, claimed_past.pk, due.pk]).values_list(
+            "pk", "status"
+        )
+    )
+    assert statuses == {
+        expired.pk: DeliveryStatus.FAILED,
+        claimed_past.pk: DeliveryStatus.FAILED,
+        due.pk: DeliveryStatus.PENDING,
+    }
+    assert WebhookDelivery.objects.get(pk=expired.pk).next_attempt_at is None
+
+
+def test_an_attempt_in_flight_at_give_up_time_is_still_recorded(
+    merchant: Merchant, receiver: RecordingReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweeper may fail a delivery while its last attempt is being sent; that attempt's
+    outcome is still recorded, and a 2xx still counts as delivered."""
+    delivery = _window_ends_in(chain(paid_event(merchant, receiver.url("/callback"))), 5)
+    started = delivery.next_attempt_at
+    real_post = deliveries.webhook_post
+
+    def post_while_the_sweeper_runs(**kwargs: Any) -> PostResult:
+        webhook_deliveries_expire(now=started + timedelta(seconds=6))
+        return real_post(**kwargs)
+
+    monkeypatch.setattr(deliveries, "webhook_post", post_while_the_sweeper_runs)
+    recorded = attempt(delivery, now=started)
+    assert recorded is not None
+    assert recorded.delivery.status == DeliveryStatus.SUCCEEDED
+    assert recorded.attempt.succeeded is True
 
 
 # --- schedule ----------------------------------------------------------------------------------

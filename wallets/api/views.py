@@ -3,7 +3,6 @@ test-mode funding helper. Views parse input, call one service or selector, seria
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 
@@ -15,6 +14,8 @@ from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
+from core.api.parsers import json_body_load
+from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, NotFoundError
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
@@ -183,10 +184,8 @@ class FundingNotificationApi(APIView):
     def post(self, request: Request) -> EnvelopeResponse:
         raw_body = request.body
         self._verify_signature(request, raw_body)
-        try:
-            payload = json.loads(raw_body)
-        except (ValueError, UnicodeDecodeError):
-            raise ApplicationError("Malformed JSON body") from None
+        request_text_check(request, {})
+        payload = json_body_load(raw_body)
         if not isinstance(payload, dict):
             raise ApplicationError("request body must be a JSON object")
         serializer = FundingNotificationInputSerializer(data=payload)
