@@ -20,13 +20,25 @@ class ProviderExchange:
     at: str = field(default_factory=lambda: timezone.now().isoformat())
 
     def as_dict(self) -> dict[str, Any]:
+        """The exchange as stored: JSON-ready and storable on every backend (a NUL anywhere
+        becomes U+FFFD, since PostgreSQL's jsonb refuses ``\u0000``)."""
         body = self.body
         if isinstance(body, str) and len(body) > RAW_BODY_MAX_CHARS:
             body = body[:RAW_BODY_MAX_CHARS] + "…"
         return {
-            "operation": self.operation,
+            "operation": _storable(self.operation),
             "http_status": self.http_status,
-            "body": body,
-            "error": self.error,
+            "body": _storable(body),
+            "error": _storable(self.error),
             "at": self.at,
         }
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
