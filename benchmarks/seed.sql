@@ -10,10 +10,10 @@
 \set list_id (:n_wallets + 1)
 -- Money columns hold integer kobo (core.fields.MoneyField): ₦1,000,000,000,000.00 funded,
 -- payouts of ₦1,000.00 with a ₦10.00 fee.
-\set funded 100000000000000
-\set amount 100000
-\set fee 1000
-\set total 101000
+\set funded 100000000000000::bigint
+\set amount 100000::bigint
+\set fee 1000::bigint
+\set total 101000::bigint
 BEGIN;
 SET LOCAL synchronous_commit = off;
 
@@ -46,11 +46,11 @@ SELECT i, i, 'funding', :funded, 0, :funded, 0, :funded, 0, 'BENCH-FUND-' || i, 
        'benchmark funding', now() - interval '3 years'
 FROM generate_series(1, :list_id) AS i;
 
-INSERT INTO wallets_fundingtransfer (provider_reference, wallet_id, ledger_entry_id, amount,
+INSERT INTO wallets_fundingtransfer (provider_reference, wallet_id, mode, ledger_entry_id, amount,
                                      currency, source, receiving_account_number,
                                      sender_account_name, sender_account_number,
                                      sender_bank_name, narration, raw_payload, created_at)
-SELECT 'BENCH-FUND-' || i, i, i, :funded, 'NGN', 'provider', '2' || lpad(i::text, 9, '0'),
+SELECT 'BENCH-FUND-' || i, i, 'test', i, :funded, 'NGN', 'provider', '2' || lpad(i::text, 9, '0'),
        '', '', '', 'benchmark funding', '{}'::jsonb, now() - interval '3 years'
 FROM generate_series(1, :list_id) AS i;
 
