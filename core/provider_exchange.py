@@ -17,7 +17,7 @@ class ProviderExchange:
     http_status: int | None
     body: Any
     error: str = ""
-    at: str = field(default_factory=lambda: timezone.now().isoformat())
+    at: str = field(default_factory=lambda: timezone.localtime().isoformat())
 
     def as_dict(self) -> dict[str, Any]:
         """The exchange as stored: JSON-ready and storable on every backend (a NUL anywhere

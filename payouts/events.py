@@ -41,6 +41,7 @@ def payout_event_data(*, payout: Payout) -> dict[str, Any]:
             "bank_name": payout.bank_name,
         },
         "error_message": payout.error_message,
+        "nip_session_id": payout.nip_session_id or None,
         "created_at": event_timestamp(payout.created_at),
         "completed_at": event_timestamp(payout.completed_at),
     }

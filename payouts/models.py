@@ -77,6 +77,13 @@ class Payout(models.Model):
     # Provider side.
     provider_name = models.CharField(max_length=30)
     provider_reference = models.CharField(max_length=100, blank=True, default="")
+    nip_session_id = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        verbose_name="NIP session id",
+        help_text="The interbank (NIP) session id of the transfer, as the provider reports it",
+    )
     provider_responses = models.JSONField(
         default=list, blank=True, help_text="Raw provider answers, oldest first (audit)"
     )
@@ -130,6 +137,17 @@ class Payout(models.Model):
                 fields=["status", "created_at"],
                 name="payout_pending_created_idx",
                 condition=Q(status__in=["reserved", "processing"]),
+            ),
+            # Statement matching looks payouts up by the provider's references.
+            models.Index(
+                fields=["provider_reference"],
+                name="payout_provider_reference_idx",
+                condition=~Q(provider_reference=""),
+            ),
+            models.Index(
+                fields=["nip_session_id"],
+                name="payout_nip_session_idx",
+                condition=~Q(nip_session_id=""),
             ),
             models.Index(
                 fields=["next_requery_at"],

@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Case, CharField, Value, When
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -70,6 +71,7 @@ SETTLEMENT_FIELDS = (
     "status",
     "error_message",
     "provider_reference",
+    "nip_session_id",
     "provider_responses",
     "dispatch_attempts",
     "dispatch_claimed_at",
@@ -338,6 +340,8 @@ def _settle(payout: Payout, result: TransferResult, *, now: datetime, from_reque
     """Applies a provider answer to a ``dispatched`` or ``ambiguous`` payout (locked)."""
     if result.provider_reference and not payout.provider_reference:
         payout.provider_reference = result.provider_reference[:100]
+    if result.session_id and not payout.nip_session_id:
+        payout.nip_session_id = result.session_id[:64]
     if result.outcome == TransferOutcome.SUCCESSFUL:
         _succeed(payout, now=now)
     elif result.outcome == TransferOutcome.FAILED:
@@ -530,6 +534,35 @@ def payout_requery(*, payout: Payout) -> Payout:
     provider = provider_get(payout.provider_name)
     result = provider.verify_transfer(reference=payout.internal_reference)
     return _requery_apply(payout_id=payout.pk, result=result)
+
+
+# --- Trace ids from statements --------------------------------------------------------------
+
+
+SESSION_ID_BATCH = 500
+
+
+def payout_nip_session_ids_record(*, session_ids: Mapping[int, str]) -> int:
+    """Keeps the NIP session ids a provider's or bank's statement shows for payouts that have
+    none yet (``{payout_id: session_id}``); a session id already on a payout is never replaced.
+    Returns how many payouts gained one."""
+    usable = {
+        payout_id: session_id[:64]
+        for payout_id, session_id in session_ids.items()
+        if session_id and session_id.isascii() and session_id.isalnum()
+    }
+    recorded = 0
+    payout_ids = sorted(usable)
+    for start in range(0, len(payout_ids), SESSION_ID_BATCH):
+        batch = payout_ids[start : start + SESSION_ID_BATCH]
+        recorded += Payout.objects.filter(pk__in=batch, nip_session_id="").update(
+            nip_session_id=Case(
+                *(When(pk=payout_id, then=Value(usable[payout_id])) for payout_id in batch),
+                output_field=CharField(),
+            ),
+            updated_at=timezone.now(),
+        )
+    return recorded
 
 
 # --- Manual resolution (back office) -------------------------------------------------------
@@ -757,6 +790,9 @@ def payout_resolution_approve(
     """
     payout, proposal = _open_proposal_lock(proposal_id=proposal_id, decider=approver)
     note = (note or "").strip()
+    if proposal.proposed_status == PayoutStatus.SUCCESSFUL and not payout.nip_session_id:
+        # The statement's or bank's session id is the evidence of the credit: keep it.
+        payout.nip_session_id = proposal.nip_session_id
     resolution = _payout_resolve(
         payout=payout,
         to_status=proposal.proposed_status,

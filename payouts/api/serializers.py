@@ -125,9 +125,17 @@ class PayoutOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=PayoutStatus.choices)
     narration = serializers.CharField(allow_null=True)
     error_message = serializers.CharField(allow_null=True)
+    nip_session_id = serializers.SerializerMethodField(
+        help_text="Extension: the interbank (NIP) session id of a completed transfer, when the "
+        "provider reports one; null until then. The beneficiary's bank can trace the credit by it."
+    )
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
+
+
+    def get_nip_session_id(self, payout: Any) -> str | None:
+        return payout.nip_session_id or None
 
 
 class PayoutCreateOutputSerializer(serializers.Serializer):

@@ -42,6 +42,8 @@ class TransferRequest:
 class TransferResult:
     outcome: TransferOutcome
     provider_reference: str = ""
+    # The NIP session id (the interbank trace id) when the provider gives one.
+    session_id: str = ""
     message: str = ""
     raw: tuple[ProviderExchange, ...] = ()
 

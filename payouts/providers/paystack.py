@@ -52,6 +52,16 @@ def status_outcome(status: str) -> TransferOutcome:
     return TransferOutcome.UNKNOWN
 
 
+def session_id_of(data: dict[str, Any]) -> str:
+    """The NIP session id of a Paystack transfer object (``{"session": {"provider": "nip",
+    "id": "…"}}``), or ``""`` while Paystack has none."""
+    session = data.get("session")
+    if not isinstance(session, dict):
+        return ""
+    value = session.get("id")
+    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
+
+
 def _http_error_message(answer: PaystackAnswer) -> str:
     return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
 
@@ -126,6 +136,7 @@ class PaystackProvider:
             return TransferResult(
                 outcome=status_outcome(str(transfer.data.get("status", ""))),
                 provider_reference=str(transfer.data.get("transfer_code") or ""),
+                session_id=session_id_of(transfer.data),
                 message=transfer.message,
                 raw=raw,
             )
@@ -149,6 +160,7 @@ class PaystackProvider:
         return TransferResult(
             outcome=verified.outcome,
             provider_reference=verified.provider_reference,
+            session_id=verified.session_id,
             message=verified.message,
             raw=raw,
         )
@@ -166,6 +178,7 @@ class PaystackProvider:
             return TransferResult(
                 outcome=status_outcome(str(answer.data.get("status", ""))),
                 provider_reference=str(answer.data.get("transfer_code") or ""),
+                session_id=session_id_of(answer.data),
                 message=answer.message,
                 raw=raw,
             )

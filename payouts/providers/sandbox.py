@@ -9,15 +9,19 @@
 
 The sandbox keeps its transfers in the database (``SandboxTransfer``, one row per reference), so
 it behaves the same in the web process, the worker and the sweepers, and initiating twice with
-one reference is one transfer.
+one reference is one transfer. A successful sandbox transfer carries a NIP session id (30
+digits: a sending-institution code, the transfer's Lagos time, twelve digits of its code), the
+same at every answer, as a real one does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from payouts.models import SandboxTransfer
 from payouts.providers.base import (
@@ -58,6 +62,7 @@ class SandboxProvider:
         return TransferResult(
             outcome=outcome,
             provider_reference=transfer.transfer_code if body else "",
+            session_id=sandbox_session_id(transfer) if body and outcome == "successful" else "",
             message=message,
             raw=(
                 ProviderExchange(
@@ -99,6 +104,7 @@ class SandboxProvider:
         return TransferResult(
             outcome=outcome,
             provider_reference=transfer.transfer_code,
+            session_id=sandbox_session_id(transfer) if outcome == "successful" else "",
             message=message,
             raw=(
                 ProviderExchange(
@@ -135,6 +141,7 @@ class SandboxProvider:
             TransferOutcome.FAILED: "reversed",
             TransferOutcome.PENDING: "pending",
         }.get(outcome, "pending")
+        successful = outcome == TransferOutcome.SUCCESSFUL
         return {
             "status": True,
             "data": {
@@ -142,8 +149,22 @@ class SandboxProvider:
                 "transfer_code": transfer.transfer_code,
                 "status": status,
                 "amount": str(transfer.amount),
+                "session": {
+                    "provider": "nip" if successful else None,
+                    "id": sandbox_session_id(transfer) if successful else None,
+                },
             },
         }
+
+
+SANDBOX_INSTITUTION_CODE = "999999"
+
+
+def sandbox_session_id(transfer: SandboxTransfer) -> str:
+    """A NIP-shaped session id, fixed for the transfer (every answer gives the same one)."""
+    digest = int(hashlib.sha256(transfer.transfer_code.encode()).hexdigest(), 16)
+    moment = timezone.localtime(transfer.created_at)
+    return f"{SANDBOX_INSTITUTION_CODE}{moment:%y%m%d%H%M%S}{digest % 10**12:012d}"
 
 
 def _initial_outcome(account_number: str) -> str:

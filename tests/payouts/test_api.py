@@ -56,6 +56,8 @@ PAYOUT_KEYS = {
     "created_at",
     "completed_at",
     "updated_at",
+    # Extension beside the spec's fields: the NIP session id once the provider reports it.
+    "nip_session_id",
 }
 
 

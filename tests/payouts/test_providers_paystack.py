@@ -284,3 +284,34 @@ def test_settings_supply_base_url_and_secret(settings, rsps, request_) -> None:
         match=[matchers.header_matcher({"Authorization": "Bearer sk_live_from_settings"})],
     )
     assert PaystackProvider().verify_transfer(reference=REFERENCE).outcome == "successful"
+
+
+# --- The NIP session id ---------------------------------------------------------------------
+
+
+def test_verify_reads_the_nip_session_id(rsps, provider) -> None:
+    body = transfer_body("success")
+    body["data"]["session"] = {"provider": "nip", "id": "090405261120101523000000012345"}
+    rsps.get(f"{BASE}/transfer/verify/{REFERENCE}", json=body)
+
+    result = provider.verify_transfer(reference=REFERENCE)
+
+    assert result.session_id == "090405261120101523000000012345"
+
+
+def test_initiate_reads_the_nip_session_id_when_paystack_has_one(rsps, provider, request_) -> None:
+    add_recipient(rsps)
+    body = transfer_body("success")
+    body["data"]["session"] = {"provider": "nip", "id": "090405261120101523000000067890"}
+    rsps.post(f"{BASE}/transfer", json=body)
+
+    assert provider.initiate_transfer(request_).session_id == "090405261120101523000000067890"
+
+
+@pytest.mark.parametrize("session", [None, {}, {"provider": None, "id": None}, {"id": True}, "x"])
+def test_no_session_id_until_paystack_gives_one(rsps, provider, session) -> None:
+    body = transfer_body("pending")
+    body["data"]["session"] = session
+    rsps.get(f"{BASE}/transfer/verify/{REFERENCE}", json=body)
+
+    assert provider.verify_transfer(reference=REFERENCE).session_id == ""
