@@ -193,6 +193,25 @@ class BackOfficeAdminMixin:
         super().delete_queryset(request, queryset)  # type: ignore[misc]
 
 
+# --- Read-only detail pages ---------------------------------------------------------------
+
+
+def read_only_page_context(
+    extra_context: dict[str, Any] | None, *, buttons: Sequence[tuple[str, str]] = ()
+) -> dict[str, Any]:
+    """The ``extra_context`` of a detail page whose record changes only through services: no
+    save or delete buttons, and the ``buttons`` (label, url) this user may use, shown by
+    ``admin/backoffice/change_form.html`` (set as the admin's ``change_form_template``)."""
+    return {
+        **(extra_context or {}),
+        "show_save": False,
+        "show_save_and_continue": False,
+        "show_save_and_add_another": False,
+        "show_delete": False,
+        "backoffice_buttons": list(buttons),
+    }
+
+
 # --- Confirmation with a typed reason -----------------------------------------------------
 
 
@@ -266,9 +285,20 @@ def secrets_shown_once(
 # --- CSV exports --------------------------------------------------------------------------
 
 
+class CsvText(str):
+    """A cell a spreadsheet must keep as text: an account number, a bank code, a session id.
+
+    Written as ``="0012345678"`` so Excel keeps its leading zeros and never turns a long digit
+    string into ``1.23E+15``; other readers see the digits between ``="`` and ``"``.
+    """
+
+
 def csv_safe(value: Any) -> str:
-    """Spreadsheet-safe text: a leading formula character is neutralised."""
+    """Spreadsheet-safe text: a leading formula character is neutralised; ``CsvText`` made of
+    digits stays text in Excel."""
     text = "" if value is None else str(value)
+    if isinstance(value, CsvText) and text and text.isascii() and text.isalnum():
+        return f'="{text}"'
     if text and text[0] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + text
     return text
@@ -277,10 +307,13 @@ def csv_safe(value: Any) -> str:
 def csv_response(
     *, filename_stem: str, header: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> HttpResponse:
-    """A CSV attachment named ``<stem>-<timestamp>.csv``; every cell goes through ``csv_safe``."""
+    """A CSV attachment named ``<stem>-<local timestamp>.csv`` that opens cleanly in Excel: UTF-8
+    with a byte-order mark (so ``₦`` and names survive), CRLF rows, every cell through
+    ``csv_safe``. Times in rows should be ``core.dates.local_isoformat`` (Lagos, with offset)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="{filename_stem}-{stamp}.csv"'
+    response.write("\ufeff")
     writer = csv.writer(response)
     writer.writerow(header)
     for row in rows:

@@ -1,8 +1,9 @@
 """The back-office roles: one staff group each, with exactly the permissions it needs.
 
-``ROLES`` is the current definition; ``audit/migrations/0003_staff_roles.py`` created the groups
-from a copy of it, and ``manage.py staff_role sync`` brings existing groups back in line after a
-change here. A superuser holds every permission and needs no role.
+``ROLES`` is the current definition; the latest ``audit/migrations/*_staff_roles*.py`` holds a
+frozen copy of it (``0003_staff_roles`` created the groups, later ones bring them up to date),
+and ``manage.py staff_role sync`` brings existing groups back in line after a change here.
+A superuser holds every permission and needs no role.
 """
 
 from __future__ import annotations
@@ -31,23 +32,31 @@ FINANCE_VIEW = (
     "webhooks.view_webhookdeliveryattempt",
     "audit.view_auditrecord",
     "audit.export_audit_records",
+    "reconciliation.view_reconciliationrun",
+    "reconciliation.view_reconciliationitem",
+    "collections_app.view_collectiontransaction",
+    "beneficiaries.view_beneficiary",
 )
 
 ROLES: tuple[Role, ...] = (
     Role(
         key="finance_viewer",
         group_name="Finance viewer",
-        description="Sees payouts, wallets, the ledger, events and the audit trail; exports CSV",
+        description="Sees payouts, wallets, the ledger, statements and their reconciliation, "
+        "collections, events and the audit trail; exports CSV",
         permissions=FINANCE_VIEW,
     ),
     Role(
         key="finance_operator",
         group_name="Finance operator",
-        description="Finance viewer, plus requery payouts and propose a manual resolution",
+        description="Finance viewer, plus requery payouts, import statements, clear "
+        "reconciliation exceptions and propose a manual resolution",
         permissions=(
             *FINANCE_VIEW,
             "payouts.requery_payout",
             "payouts.propose_resolution",
+            "reconciliation.import_statement",
+            "reconciliation.clear_exception",
         ),
     ),
     Role(
@@ -64,6 +73,7 @@ ROLES: tuple[Role, ...] = (
         permissions=(
             "merchants.view_merchant",
             "merchants.view_webhooksettings",
+            "beneficiaries.view_beneficiary",
             "webhooks.view_event",
             "webhooks.view_webhookdelivery",
             "webhooks.view_webhookdeliveryattempt",

@@ -5,6 +5,8 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("wallets.api.urls")),
     path("", include("payouts.api.urls")),
+    path("", include("beneficiaries.api.urls")),
     path("", include("payment_items.api.urls")),
     path("", include("collections_app.api.urls")),
+    path("", include("webhooks.api.urls")),
 ]

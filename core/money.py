@@ -48,6 +48,20 @@ def format_amount(amount: Decimal) -> str:
     return str(Decimal(amount).quantize(TWO_PLACES, rounding=ROUND_HALF_UP))
 
 
+CURRENCY_SYMBOLS = {CURRENCY_NGN: "₦"}
+
+
+def format_amount_display(amount: Decimal, currency: str = CURRENCY_NGN) -> str:
+    """An amount as people read it: ``Decimal("-1234567.5")`` -> ``"−₦1,234,567.50"``.
+
+    For screens and reports only; the API and stored values use :func:`format_amount`.
+    """
+    value = Decimal(amount).quantize(TWO_PLACES, rounding=ROUND_HALF_UP)
+    symbol = CURRENCY_SYMBOLS.get(currency, f"{currency} ")
+    sign = "\u2212" if value < 0 else ""
+    return f"{sign}{symbol}{abs(value):,}"
+
+
 def round_amount(amount: Decimal) -> Decimal:
     return Decimal(amount).quantize(TWO_PLACES, rounding=ROUND_HALF_UP)
 

@@ -1,10 +1,13 @@
 """Back office for finance staff: payouts are read-only; state changes go through services.
 
-* list with filters (status, mode, merchant, bank, date) and search (internal reference, account
-  number, account name);
+* a list that fits a laptop screen (1400 px): created, reference, merchant, status, amount, fee,
+  beneficiary, completed; the rest is on the change page. Filters: status, mode, merchant, bank,
+  created and completed date (Lagos days, with a from/to range). Search: internal reference,
+  account number, NIP session id, provider reference (exact), account name;
 * the change page shows the payout's ledger entries, provider answers, resolution proposals and
   resolutions, and only the buttons the user may use;
-* actions: requery selected (``payouts.requery_payout``), export CSV (``payouts.export_payouts``),
+* actions: requery selected (``payouts.requery_payout``), export CSV (``payouts.export_payouts``:
+  Lagos times with their offset, references and account numbers kept as text for Excel),
   propose a resolution (``payouts.propose_resolution``);
 * manual resolution takes two people: one proposes the outcome of an ambiguous payout with an
   internal reason and evidence, a different user with ``payouts.approve_resolution`` approves
@@ -27,14 +30,28 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, csv_response
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    CsvText,
+    csv_response,
+    read_only_page_context,
+)
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin
+from core.admin import (
+    LocalDateRangeFilter,
+    ReadOnlyAdminMixin,
+    local_time_cell,
+    money_cell,
+    name_cell,
+    status_badge,
+)
+from core.dates import local_isoformat, local_text
 from core.exceptions import ApplicationError
 from core.money import format_amount
+from merchants.models import Mode
 from payouts.models import (
     FINAL_STATUSES,
     Payout,
@@ -53,6 +70,7 @@ from payouts.services import (
     payout_resolution_approve,
     payout_resolution_propose,
     payout_resolution_reject,
+    payout_return_check,
 )
 from wallets.models import Bank, LedgerEntry
 
@@ -76,6 +94,7 @@ CSV_COLUMNS = (
     "error_message",
     "provider_name",
     "provider_reference",
+    "nip_session_id",
     "created_at",
     "completed_at",
 )
@@ -193,33 +212,48 @@ def _open_proposal(payout: Payout) -> PayoutResolutionProposal | None:
 
 @admin.register(Payout)
 class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_form_template = "admin/backoffice/change_form.html"
+    # Fits 1400 px with the navigation and filter sidebars open (tests/payouts/
+    # test_admin_browser.py); mode, total, bank code and provider fields are on the change page.
     list_display = (
+        "created_display",
         "internal_reference",
-        "merchant",
-        "mode",
-        "status",
-        "amount",
-        "fee_amount",
-        "total_debit_amount",
-        "bank_name",
-        "account_number",
-        "account_name",
-        "created_at",
-        "completed_at",
+        "merchant_display",
+        "status_display",
+        "amount_display",
+        "fee_display",
+        "beneficiary",
+        "completed_display",
     )
+    list_display_links = ("internal_reference",)
     list_filter = (
         "status",
         "mode",
         ("merchant", admin.RelatedOnlyFieldListFilter),
         BankFilter,
-        ("created_at", admin.DateFieldListFilter),
+        ("created_at", LocalDateRangeFilter),
+        ("completed_at", LocalDateRangeFilter),
     )
-    search_fields = ("=internal_reference", "=account_number", "account_name")
-    search_help_text = "Internal reference or account number (exact), or account name."
+    search_fields = (
+        "=internal_reference",
+        "=account_number",
+        "=nip_session_id",
+        "=provider_reference",
+        "account_name",
+    )
+    search_help_text = (
+        "Internal reference, account number, NIP session id or provider reference (exact), "
+        "or account name."
+    )
     list_select_related = ("merchant",)
     list_per_page = 50
     show_full_result_count = False
-    ordering = ("-created_at", "-id")
+    actions = (
+        "requery_selected",
+        "check_returns_selected",
+        "export_csv",
+        "propose_resolution_selected",
+    )
     actions = ("requery_selected", "export_csv", "propose_resolution_selected")
     inlines = (PayoutResolutionProposalInline, PayoutResolutionInline)
     fieldsets = (
@@ -240,7 +274,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         ),
         (
             "Money",
-            {"fields": ("currency", "amount", "fee_amount", "total_debit_amount")},
+            {"fields": ("currency", "amount_display", "fee_display", "total_display")},
         ),
         (
             "Beneficiary",
@@ -253,6 +287,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                 "fields": (
                     "provider_name",
                     "provider_reference",
+                    "nip_session_id",
                     "dispatch_attempts",
                     "dispatch_claimed_at",
                     "dispatched_at",
@@ -263,6 +298,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                 )
             },
         ),
+        ("Returned by the bank", {"fields": ("returned_at", "return_reason")}),
         ("Timestamps", {"fields": ("created_at", "updated_at", "completed_at")}),
     )
 
@@ -318,17 +354,50 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         payout = Payout.objects.filter(pk=object_id).first() if object_id.isdigit() else None
-        extra_context = {
-            **(extra_context or {}),
-            "show_save": False,
-            "show_save_and_continue": False,
-            "show_save_and_add_another": False,
-            "show_delete": False,
-            "backoffice_buttons": self.resolution_buttons(request, payout) if payout else [],
-        }
+        extra_context = read_only_page_context(
+            extra_context, buttons=self.resolution_buttons(request, payout) if payout else ()
+        )
         return super().change_view(request, object_id, form_url, extra_context)
 
-    # --- Read-only displays -----------------------------------------------------------------
+    # --- List cells and read-only displays --------------------------------------------------
+
+    @admin.display(description="created", ordering="created_at")
+    def created_display(self, obj: Payout) -> SafeString | str:
+        return local_time_cell(obj.created_at)
+
+    @admin.display(description="completed", ordering="completed_at")
+    def completed_display(self, obj: Payout) -> SafeString | str:
+        return local_time_cell(obj.completed_at)
+
+    @admin.display(description="merchant", ordering="merchant__name")
+    def merchant_display(self, obj: Payout) -> SafeString:
+        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+
+    @admin.display(description="status", ordering="status")
+    def status_display(self, obj: Payout) -> SafeString:
+        return status_badge(obj.status, obj.get_status_display())
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj: Payout) -> SafeString | str:
+        return money_cell(obj.amount, obj.currency)
+
+    @admin.display(description="fee", ordering="fee_amount")
+    def fee_display(self, obj: Payout) -> SafeString | str:
+        return money_cell(obj.fee_amount, obj.currency)
+
+    @admin.display(description="total debit", ordering="total_debit_amount")
+    def total_display(self, obj: Payout) -> SafeString | str:
+        return money_cell(obj.total_debit_amount, obj.currency)
+
+    @admin.display(description="beneficiary", ordering="account_name")
+    def beneficiary(self, obj: Payout) -> SafeString:
+        """``ACCOUNT NAME · Bank · 0123456789`` in one cell."""
+        return format_html(
+            '{} <span class="quiet">· {} · {}</span>',
+            obj.account_name,
+            obj.bank_name,
+            obj.account_number,
+        )
 
     @admin.display(description="ledger entries")
     def ledger_entries_table(self, obj: Payout) -> str:
@@ -342,21 +411,22 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             (
                 (
                     entry.pk,
-                    timezone.localtime(entry.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+                    local_text(entry.created_at),
                     entry.entry_type,
-                    format_amount(entry.amount),
-                    format_amount(entry.fee_amount),
-                    format_amount(entry.available_delta),
-                    format_amount(entry.reserved_delta),
+                    money_cell(entry.amount),
+                    money_cell(entry.fee_amount),
+                    money_cell(entry.available_delta),
+                    money_cell(entry.reserved_delta),
                     entry.reference,
                 )
                 for entry in entries
             ),
         )
         return format_html(
-            "<table><thead><tr><th>id</th><th>at</th><th>type</th><th>amount</th><th>fee</th>"
-            "<th>available Δ</th><th>reserved Δ</th><th>reference</th></tr></thead>"
-            "<tbody>{}</tbody></table>",
+            '<table class="ledger-entries"><thead><tr><th>id</th><th>at</th><th>type</th>'
+            '<th class="money-head">amount</th><th class="money-head">fee</th>'
+            '<th class="money-head">available Δ</th><th class="money-head">reserved Δ</th>'
+            "<th>reference</th></tr></thead><tbody>{}</tbody></table>",
             rows,
         )
 
@@ -378,11 +448,40 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             return "no proposal yet"
         return (
             f"{proposal.proposed_by} proposed {proposal.proposed_status} on "
-            f"{timezone.localtime(proposal.proposed_at):%Y-%m-%d %H:%M}; "
+            f"{local_text(proposal.proposed_at)}; "
             "awaiting a different finance approver"
         )
 
     # --- Actions ----------------------------------------------------------------------------
+
+    @admin.action(
+        description="Check selected successful payouts for a return by the bank",
+        permissions=["requery"],
+    )
+    def check_returns_selected(self, request: HttpRequest, queryset: QuerySet[Payout]) -> None:
+        returned = 0
+        checked = 0
+        candidates = queryset.filter(status=PayoutStatus.SUCCESSFUL, returned_at__isnull=True)
+        for payout in candidates.order_by("id")[:REQUERY_ACTION_LIMIT]:
+            checked += 1
+            with transaction.atomic():
+                result = payout_return_check(payout=payout)
+                if result is not None and result.applied:
+                    returned += 1
+                    audit_record(
+                        actor=request.user,
+                        action=self.audit_action("return_check"),
+                        obj=payout,
+                        before={"returned_at": None},
+                        after={"returned_at": result.payout.returned_at},
+                        request=request,
+                    )
+        self.message_user(
+            request,
+            f"Checked {checked} successful payout(s) with the provider: {returned} returned by "
+            "the bank (principal credited back).",
+            level=messages.INFO,
+        )
 
     @admin.action(description="Requery selected payouts with the provider", permissions=["requery"])
     def requery_selected(self, request: HttpRequest, queryset: QuerySet[Payout]) -> None:
@@ -428,7 +527,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             rows=(
                 (
                     payout.pk,
-                    payout.internal_reference,
+                    CsvText(payout.internal_reference),
                     payout.merchant_id,
                     payout.merchant.name,
                     payout.mode,
@@ -437,16 +536,17 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                     format_amount(payout.amount),
                     format_amount(payout.fee_amount),
                     format_amount(payout.total_debit_amount),
-                    payout.bank_code,
+                    CsvText(payout.bank_code),
                     payout.bank_name,
-                    payout.account_number,
+                    CsvText(payout.account_number),
                     payout.account_name,
                     payout.narration,
                     payout.error_message,
                     payout.provider_name,
-                    payout.provider_reference,
-                    payout.created_at.isoformat(),
-                    payout.completed_at.isoformat() if payout.completed_at else "",
+                    CsvText(payout.provider_reference or ""),
+                    CsvText(payout.nip_session_id or ""),
+                    local_isoformat(payout.created_at),
+                    local_isoformat(payout.completed_at),
                 )
                 for payout in payouts
             ),

@@ -42,6 +42,8 @@ def payout_event_data(*, payout: Payout) -> dict[str, Any]:
         },
         "error_message": payout.error_message,
         "nip_session_id": payout.nip_session_id or None,
+        "returned_at": event_timestamp(payout.returned_at),
+        "return_reason": payout.return_reason or None,
         "created_at": event_timestamp(payout.created_at),
         "completed_at": event_timestamp(payout.completed_at),
     }
@@ -60,6 +62,16 @@ def payout_event_emit(*, payout: Payout) -> None:
     if event_type is None:
         logger.debug("payout %s is %s: no event", payout.internal_reference, payout.status)
         return
+    _payout_event_record(payout=payout, event_type=event_type)
+
+
+def payout_returned_event_emit(*, payout: Payout) -> None:
+    """Records ``payout.returned`` for a successful payout the beneficiary's bank sent back (in
+    the transaction that credits the return); at most one per payout."""
+    _payout_event_record(payout=payout, event_type=EventType.PAYOUT_RETURNED)
+
+
+def _payout_event_record(*, payout: Payout, event_type: str) -> None:
     try:  # the unique constraint on (payout, event type) keeps a second one out
         with transaction.atomic():
             event = event_record(

@@ -100,6 +100,11 @@ class Payout(models.Model):
     next_requery_at = models.DateTimeField(null=True, blank=True)
     requery_count = models.PositiveIntegerField(default=0)
 
+    # A successful payout the beneficiary's bank sent back later: it stays ``successful`` (the
+    # spec's final status) and gains these; the principal is back in the available balance.
+    returned_at = models.DateTimeField(null=True, blank=True)
+    return_reason = models.CharField(max_length=255, blank=True, default="")
+
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -124,6 +129,10 @@ class Payout(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(status__in=PayoutStatus.values), name="payout_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(returned_at__isnull=True) | Q(status=PayoutStatus.SUCCESSFUL),
+                name="payout_only_successful_returned",
             ),
         ]
         indexes = [

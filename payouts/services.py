@@ -28,7 +28,7 @@ from audit.services import audit_record
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from core.money import CURRENCY_NGN, format_amount
 from payouts import tasks
-from payouts.events import payout_event_emit
+from payouts.events import payout_event_emit, payout_returned_event_emit
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import (
     FINAL_STATUSES,
@@ -51,6 +51,7 @@ from wallets.services import (
     wallet_lock,
     wallet_release,
     wallet_reserve,
+    wallet_return,
 )
 
 if TYPE_CHECKING:
@@ -534,6 +535,90 @@ def payout_requery(*, payout: Payout) -> Payout:
     provider = provider_get(payout.provider_name)
     result = provider.verify_transfer(reference=payout.internal_reference)
     return _requery_apply(payout_id=payout.pk, result=result)
+
+
+# --- Returns after success -----------------------------------------------------------------
+
+
+ALREADY_RETURNED_MESSAGE = "Payout was already returned"
+NOT_RETURNABLE_MESSAGE = "Only a successful payout can be returned"
+DEFAULT_RETURN_REASON = "Returned by the beneficiary bank"
+
+
+@dataclass(frozen=True)
+class PayoutReturnResult:
+    payout: Payout
+    applied: bool  # False: it had been returned before; nothing changed
+
+
+def return_refunds_fee() -> bool:
+    """``PAYOUT_RETURN_REFUNDS_FEE``: whether a return gives the merchant the fee back too."""
+    return bool(getattr(settings, "PAYOUT_RETURN_REFUNDS_FEE", False))
+
+
+@transaction.atomic
+def payout_return(
+    *, payout_id: int, reason: str = "", result: TransferResult | None = None
+) -> PayoutReturnResult:
+    """A successful payout the beneficiary's bank sent back (Paystack ``reversed`` after
+    ``success``): it stays ``successful`` and gains ``returned_at`` and ``return_reason``; its
+    principal (and its fee, with ``PAYOUT_RETURN_REFUNDS_FEE``) goes back to the available
+    balance in one ``payout_return`` ledger entry; ``payout.returned`` is recorded. Once per
+    payout: under the payout's row lock, a second return changes nothing (``applied=False``).
+    Anything but a successful payout is a 409."""
+    payout = Payout.objects.select_for_update().filter(pk=payout_id).first()
+    if payout is None:
+        raise NotFoundError("Payout not found")
+    if result is not None:
+        _record_raw(payout, result)
+    if payout.returned_at is not None:
+        if result is not None:
+            payout.save(update_fields=["provider_responses", "updated_at"])
+        return PayoutReturnResult(payout=payout, applied=False)
+    if payout.status != PayoutStatus.SUCCESSFUL:
+        raise ConflictError(NOT_RETURNABLE_MESSAGE)
+    fee_refunded = payout.fee_amount if return_refunds_fee() else Decimal("0.00")
+    wallet_return(
+        wallet_id=payout.wallet_id,
+        amount=payout.amount,
+        fee_amount=fee_refunded,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
+    )
+    payout.returned_at = timezone.now()
+    payout.return_reason = (reason.strip() or DEFAULT_RETURN_REASON)[:255]
+    payout.save(update_fields=["returned_at", "return_reason", "provider_responses", "updated_at"])
+    payout_returned_event_emit(payout=payout)
+    logger.info("payout %s returned: %s credited back", payout.internal_reference, payout.amount)
+    return PayoutReturnResult(payout=payout, applied=True)
+
+
+def payout_return_check(*, payout: Payout) -> PayoutReturnResult | None:
+    """Asks the provider about a successful payout: a failed answer (Paystack's ``reversed``)
+    for a transfer we hold as successful means its bank sent it back, and the return is applied.
+    ``None`` when the payout is not successful, already returned, or still paid."""
+    if payout.status != PayoutStatus.SUCCESSFUL or payout.returned_at is not None:
+        return None
+    result = provider_get(payout.provider_name).verify_transfer(reference=payout.internal_reference)
+    if result.outcome != TransferOutcome.FAILED:
+        return None
+    return payout_return(payout_id=payout.pk, reason=result.message, result=result)
+
+
+def payouts_check_returns(*, since: timedelta, limit: int) -> list[PayoutReturnResult]:
+    """Checks the successful, not yet returned payouts completed within ``since`` (oldest first,
+    at most ``limit``) for a return; the returns found."""
+    payouts = Payout.objects.filter(
+        status=PayoutStatus.SUCCESSFUL,
+        returned_at__isnull=True,
+        completed_at__gte=timezone.now() - since,
+    ).order_by("completed_at", "id")[:limit]
+    found = []
+    for payout in payouts:
+        returned = payout_return_check(payout=payout)
+        if returned is not None and returned.applied:
+            found.append(returned)
+    return found
 
 
 # --- Trace ids from statements --------------------------------------------------------------

@@ -7,22 +7,36 @@ record per wallet."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
-from django.utils.html import format_html
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from audit.backoffice import BackOfficeAdminMixin, action_confirmation, confirmation_form
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin
+from core.admin import (
+    LocalDateRangeFilter,
+    ReadOnlyAdminMixin,
+    local_time_cell,
+    money_cell,
+    name_cell,
+    status_badge,
+)
+from core.dates import local_today, local_zone_label
 from core.exceptions import ApplicationError
+from core.money import format_amount_display
 from wallets.models import (
     Bank,
     FeeSchedule,
@@ -33,23 +47,58 @@ from wallets.models import (
     WalletStatus,
 )
 from wallets.services import fee_tiers_validate, wallet_status_set
+from wallets.statements import (
+    StatementBalances,
+    StatementMovements,
+    StatementMovementTotal,
+    StatementRangeError,
+    WalletStatement,
+    statement_range_validate,
+    wallet_statement,
+    wallet_statement_csv_response,
+)
+
+
+class WalletStatementForm(forms.Form):
+    """The Lagos days of a wallet statement; the rules are ``statement_range_validate``'s."""
+
+    from_date = forms.DateField(
+        label="From", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+    )
+    to_date = forms.DateField(
+        label="To",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        help_text="Inclusive; empty means the same day. At most 92 days, not after today.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        first_day = cleaned.get("from_date")
+        if first_day is None or "to_date" in self.errors:
+            return cleaned
+        cleaned["to_date"] = cleaned.get("to_date") or first_day
+        try:
+            statement_range_validate(first_day=first_day, last_day=cleaned["to_date"])
+        except StatementRangeError as error:
+            self.add_error(error.field_name, error.problem)
+        return cleaned
 
 
 @admin.register(Wallet)
 class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     """Wallets are created with their merchant and never deleted; only the status changes, by
-    the actions."""
+    the actions. The low-balance alert is the merchant's to set (``PUT …/merchant-wallet/alerts``)
+    and shows here read-only."""
 
     list_display = (
         "id",
         "merchant",
         "mode",
-        "status",
-        "currency",
-        "available_balance",
-        "reserved_balance",
-        "static_account_number",
-        "static_bank_name",
+        "status_display",
+        "available_display",
+        "reserved_display",
+        "static_account",
     )
     list_filter = ("mode", "status")
     search_fields = ("merchant__name", "static_account_number", "static_account_name")
@@ -61,10 +110,13 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         "status",
         "available_balance",
         "reserved_balance",
+        "low_balance_threshold",
+        "low_balance_alerted",
         "static_account_number",
         "static_bank_name",
         "static_account_name",
         "ledger_link",
+        "statement_link",
         "created_at",
         "updated_at",
     )
@@ -75,6 +127,29 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     def ledger_link(self, obj: Wallet) -> str:
         url = reverse("admin:wallets_ledgerentry_changelist") + f"?wallet__id__exact={obj.pk}"
         return format_html('<a href="{}">View ledger entries</a>', url)
+
+    @admin.display(description="statement")
+    def statement_link(self, obj: Wallet) -> str:
+        url = reverse("admin:wallets_wallet_statement", args=[obj.pk])
+        return format_html('<a href="{}">Daily settlement statement</a>', url)
+
+    @admin.display(description="status", ordering="status")
+    def status_display(self, obj: Wallet) -> SafeString:
+        return status_badge(obj.status, obj.get_status_display())
+
+    @admin.display(description="available", ordering="available_balance")
+    def available_display(self, obj: Wallet) -> SafeString | str:
+        return money_cell(obj.available_balance, obj.currency)
+
+    @admin.display(description="reserved", ordering="reserved_balance")
+    def reserved_display(self, obj: Wallet) -> SafeString | str:
+        return money_cell(obj.reserved_balance, obj.currency)
+
+    @admin.display(description="static account", ordering="static_account_number")
+    def static_account(self, obj: Wallet) -> SafeString:
+        return format_html(
+            '{} <span class="quiet">· {}</span>', obj.static_account_number, obj.static_bank_name
+        )
 
     def has_change_wallet_status_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, "wallets.change_wallet_status")
@@ -133,28 +208,169 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             request, queryset, status=WalletStatus.INACTIVE, action_name="deactivate_wallets"
         )
 
+    # --- Daily settlement statement ------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        custom = [
+            path(
+                "<int:wallet_id>/statement/",
+                self.admin_site.admin_view(self.statement_view),
+                name="wallets_wallet_statement",
+            )
+        ]
+        return custom + super().get_urls()
+
+    def statement_view(self, request: HttpRequest, wallet_id: int) -> HttpResponse:
+        """The wallet's statement per Lagos day (GET ``from_date``/``to_date``, default
+        yesterday); POST downloads the same days as the API's CSV and is audited."""
+        if not self.user_has(request, "wallets.view_wallet"):
+            raise PermissionDenied("You may not view wallet statements.")
+        wallet = get_object_or_404(Wallet.objects.select_related("merchant"), pk=wallet_id)
+        yesterday = local_today() - timedelta(days=1)
+        if request.method == "POST":
+            data: Any = request.POST
+        else:
+            data = request.GET if "from_date" in request.GET else None
+        form = WalletStatementForm(data, initial={"from_date": yesterday, "to_date": yesterday})
+        statement: WalletStatement | None = None
+        if not form.is_bound:
+            statement = wallet_statement(wallet=wallet, first_day=yesterday, last_day=yesterday)
+        elif form.is_valid():
+            statement = wallet_statement(
+                wallet=wallet,
+                first_day=form.cleaned_data["from_date"],
+                last_day=form.cleaned_data["to_date"],
+            )
+        if statement is not None and request.method == "POST":
+            audit_record(
+                actor=request.user,
+                action=self.audit_action("statement_export"),
+                obj=wallet,
+                after={
+                    "mode": wallet.mode,
+                    "from_date": statement.first_day,
+                    "to_date": statement.last_day,
+                    "days": len(statement.days),
+                },
+                request=request,
+            )
+            return wallet_statement_csv_response(statement=statement)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Statement of {wallet}",
+            "opts": self.model._meta,
+            "wallet": wallet,
+            "form": form,
+            "statement": statement,
+            "rows": _statement_rows(statement) if statement is not None else [],
+            "zone_label": local_zone_label(),
+            "change_url": reverse("admin:wallets_wallet_change", args=[wallet.pk]),
+        }
+        return TemplateResponse(request, "admin/wallets/wallet/statement.html", context)
+
+
+def _movement_cell(total: StatementMovementTotal, currency: str) -> SafeString:
+    entries = "entry" if total.count == 1 else "entries"
+    return format_html(
+        '{}<span class="money zone-note">{} {}</span>',
+        money_cell(total.amount, currency),
+        total.count,
+        entries,
+    )
+
+
+def _statement_row(
+    label: str,
+    opening: StatementBalances,
+    totals: StatementMovements,
+    closing: StatementBalances,
+    currency: str,
+) -> dict[str, Any]:
+    return {
+        "label": label,
+        "cells": [
+            money_cell(opening.available, currency),
+            money_cell(opening.reserved, currency),
+            money_cell(opening.total, currency),
+            _movement_cell(totals.fundings, currency),
+            _movement_cell(totals.payouts_reserved, currency),
+            _movement_cell(totals.payouts_captured, currency),
+            money_cell(totals.payouts_captured.fee_amount, currency),
+            _movement_cell(totals.releases, currency),
+            _movement_cell(totals.returns, currency),
+            money_cell(closing.available, currency),
+            money_cell(closing.reserved, currency),
+            money_cell(closing.total, currency),
+        ],
+    }
+
+
+def _statement_rows(statement: WalletStatement) -> list[dict[str, Any]]:
+    """The page's table: one row per Lagos day, then the totals (amounts as ``money_cell``)."""
+    currency = statement.currency
+    rows = [
+        _statement_row(day.date.isoformat(), day.opening, day.totals, day.closing, currency)
+        for day in statement.days
+    ]
+    rows.append(
+        _statement_row("Total", statement.opening, statement.totals, statement.closing, currency)
+    )
+    return rows
+
+
+def wallet_cell(wallet: Wallet) -> SafeString:
+    """A wallet in a list, compactly: its merchant's name and a ``test``/``live`` tag."""
+    return name_cell(wallet.merchant.name, wallet.mode)
+
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    # Fits 1400 px (tests/payouts/test_admin_browser.py); id, reserved Δ, payout id and the
+    # description are on the change page.
     list_display = (
-        "id",
-        "created_at",
-        "wallet",
+        "created_display",
+        "wallet_display",
         "entry_type",
-        "amount",
-        "fee_amount",
-        "available_delta",
-        "reserved_delta",
-        "available_balance_after",
-        "reserved_balance_after",
+        "amount_display",
+        "fee_display",
+        "available_delta_display",
+        "available_after_display",
+        "reserved_after_display",
         "reference",
-        "payout_id",
     )
-    list_filter = ("entry_type", "wallet__mode", ("created_at", admin.DateFieldListFilter))
+    list_filter = ("entry_type", "wallet__mode", ("created_at", LocalDateRangeFilter))
     search_fields = ("=reference",)
     date_hierarchy = "created_at"
     list_select_related = ("wallet__merchant",)
     show_full_result_count = False
+
+    @admin.display(description="created", ordering="created_at")
+    def created_display(self, obj: LedgerEntry) -> SafeString | str:
+        return local_time_cell(obj.created_at)
+
+    @admin.display(description="wallet", ordering="wallet__merchant__name")
+    def wallet_display(self, obj: LedgerEntry) -> SafeString:
+        return wallet_cell(obj.wallet)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj: LedgerEntry) -> SafeString | str:
+        return money_cell(obj.amount, obj.wallet.currency)
+
+    @admin.display(description="fee", ordering="fee_amount")
+    def fee_display(self, obj: LedgerEntry) -> SafeString | str:
+        return money_cell(obj.fee_amount, obj.wallet.currency)
+
+    @admin.display(description="available Δ", ordering="available_delta")
+    def available_delta_display(self, obj: LedgerEntry) -> SafeString | str:
+        return money_cell(obj.available_delta, obj.wallet.currency)
+
+    @admin.display(description="available after", ordering="available_balance_after")
+    def available_after_display(self, obj: LedgerEntry) -> SafeString | str:
+        return money_cell(obj.available_balance_after, obj.wallet.currency)
+
+    @admin.display(description="reserved after", ordering="reserved_balance_after")
+    def reserved_after_display(self, obj: LedgerEntry) -> SafeString | str:
+        return money_cell(obj.reserved_balance_after, obj.wallet.currency)
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in LedgerEntry._meta.fields]
@@ -163,17 +379,29 @@ class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
 @admin.register(FundingTransfer)
 class FundingTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_display = (
+        "created_display",
         "provider_reference",
-        "wallet",
-        "amount",
-        "currency",
+        "wallet_display",
+        "amount_display",
         "source",
         "sender_account_name",
-        "created_at",
     )
-    list_filter = ("source", "wallet__mode")
+    list_display_links = ("provider_reference",)
+    list_filter = ("source", "wallet__mode", ("created_at", LocalDateRangeFilter))
     search_fields = ("=provider_reference", "receiving_account_number")
     list_select_related = ("wallet__merchant",)
+
+    @admin.display(description="created", ordering="created_at")
+    def created_display(self, obj: FundingTransfer) -> SafeString | str:
+        return local_time_cell(obj.created_at)
+
+    @admin.display(description="wallet", ordering="wallet__merchant__name")
+    def wallet_display(self, obj: FundingTransfer) -> SafeString:
+        return wallet_cell(obj.wallet)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj: FundingTransfer) -> SafeString | str:
+        return money_cell(obj.amount, obj.currency)
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in FundingTransfer._meta.fields]
@@ -213,9 +441,23 @@ class FeeScheduleAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[FeeSchedule]:
         return super().get_queryset(request).prefetch_related("tiers")
 
-    @admin.display(description="tiers")
-    def tier_summary(self, obj: FeeSchedule) -> str:
-        return "; ".join(str(tier) for tier in obj.tiers.all())
+    @admin.display(description="tiers (amount: fee)")
+    def tier_summary(self, obj: FeeSchedule) -> SafeString:
+        """One line per tier: ``₦0.01 – ₦1,000.00: ₦5.00``, the last ``₦1,000.01 and above``."""
+        return format_html_join(
+            mark_safe("<br>"),
+            "{}: {}",
+            (
+                (
+                    f"{format_amount_display(tier.min_amount, obj.currency)} – "
+                    f"{format_amount_display(tier.max_amount, obj.currency)}"
+                    if tier.max_amount is not None
+                    else f"{format_amount_display(tier.min_amount, obj.currency)} and above",
+                    format_amount_display(tier.fee_amount, obj.currency),
+                )
+                for tier in obj.tiers.all()
+            ),
+        )
 
     def save_model(
         self, request: HttpRequest, obj: FeeSchedule, form: ModelForm, change: bool

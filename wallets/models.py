@@ -38,6 +38,17 @@ class Wallet(models.Model):
     static_account_number = models.CharField(max_length=10, unique=True)
     static_bank_name = models.CharField(max_length=100)
     static_account_name = models.CharField(max_length=200)
+    # Low-balance alert (``wallet_alerts_set``; ``_ledger_write`` keeps it): null turns it off.
+    # ``low_balance_alerted`` is true from the alert until the available balance is back at or
+    # above the threshold (re-armed), so it holds exactly when available < threshold.
+    low_balance_threshold = MoneyField(
+        null=True,
+        blank=True,
+        help_text="wallet.balance_low is sent when available balance drops below this",
+    )
+    low_balance_alerted = models.BooleanField(
+        default=False, help_text="An alert was sent and the balance has not recovered since"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -56,6 +67,10 @@ class Wallet(models.Model):
                 condition=Q(static_account_number__regex=r"^[0-9]{10}$"),
                 name="wallet_static_account_number_10_digits",
             ),
+            models.CheckConstraint(
+                condition=Q(low_balance_threshold__isnull=True) | Q(low_balance_threshold__gt=0),
+                name="wallet_low_balance_threshold_gt_0",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -71,6 +86,9 @@ class LedgerEntryType(models.TextChoices):
     PAYOUT_RESERVE = "payout_reserve", "Payout reserve"
     PAYOUT_DEBIT = "payout_debit", "Payout debit"
     PAYOUT_REVERSAL = "payout_reversal", "Payout reversal"
+    # A successful payout sent back by the beneficiary's bank: available += amount (+ the fee
+    # when PAYOUT_RETURN_REFUNDS_FEE), reserved untouched.
+    PAYOUT_RETURN = "payout_return", "Payout return"
 
 
 class LedgerEntryImmutableError(Exception):
@@ -108,7 +126,11 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["-id"]
         verbose_name_plural = "ledger entries"
-        indexes = [models.Index(fields=["wallet", "-id"], name="ledger_wallet_newest_idx")]
+        indexes = [
+            models.Index(fields=["wallet", "-id"], name="ledger_wallet_newest_idx"),
+            # Statements: a wallet's entries of a range of days, and its last entry before one.
+            models.Index(fields=["wallet", "created_at", "id"], name="ledger_wallet_created_idx"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gte=0), name="ledger_amount_gte_0"),
             models.CheckConstraint(condition=Q(fee_amount__gte=0), name="ledger_fee_gte_0"),

@@ -49,7 +49,7 @@ class WalletTotals:
     """Money in, money out and where the rest sits: available + reserved + captured == funded."""
 
     funded: Decimal
-    captured: Decimal
+    captured: Decimal  # paid out for good: captured payouts and fees, less what was returned
     available: Decimal
     reserved: Decimal
     ledger_available: Decimal
@@ -72,12 +72,17 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         funded=Sum("amount", filter=Q(entry_type=LedgerEntryType.FUNDING)),
         captured_amount=Sum("amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_DEBIT)),
         captured_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_DEBIT)),
+        returned_amount=Sum("amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_RETURN)),
+        returned_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_RETURN)),
     )
     fresh = Wallet.objects.values("available_balance", "reserved_balance").get(pk=wallet.pk)
     sums = {name: value or ZERO for name, value in sums.items()}
     return WalletTotals(
         funded=sums["funded"],
-        captured=sums["captured_amount"] + sums["captured_fee"],
+        captured=sums["captured_amount"]
+        + sums["captured_fee"]
+        - sums["returned_amount"]
+        - sums["returned_fee"],
         available=fresh["available_balance"],
         reserved=fresh["reserved_balance"],
         ledger_available=sums["ledger_available"],

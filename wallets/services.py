@@ -39,6 +39,7 @@ from wallets.name_enquiry import (
     beneficiary_account_number_validate,
     name_enquiry_resolve,
 )
+from wallets.signals import wallet_balance_low
 
 if TYPE_CHECKING:
     from merchants.models import Merchant
@@ -112,6 +113,40 @@ def wallet_status_set(*, wallet_id: int, status: str) -> Wallet:
     return wallet
 
 
+@transaction.atomic
+def wallet_alerts_set(*, wallet_id: int, low_balance_threshold: Decimal | None) -> Wallet:
+    """Sets the wallet's low-balance alert threshold, or turns the alert off with ``None``.
+
+    Under the wallet lock, a threshold different from the current one starts a fresh alert
+    cycle: if the available balance is already below it, the alert fires now (one
+    ``wallet_balance_low`` without a ledger entry) and waits to be re-armed, so the merchant is
+    not left unaware of a balance that is already low; otherwise it is armed. Sending the
+    current threshold again changes nothing and sends nothing. The threshold must be greater
+    than zero (a zero threshold could never fire: use ``None``).
+    """
+    if low_balance_threshold is not None:
+        low_balance_threshold = _require_positive(
+            low_balance_threshold, name="low_balance_threshold"
+        )
+    wallet = wallet_lock(wallet_id=wallet_id)
+    if wallet.low_balance_threshold == low_balance_threshold:
+        return wallet
+    below = low_balance_threshold is not None and wallet.available_balance < low_balance_threshold
+    wallet.low_balance_threshold = low_balance_threshold
+    wallet.low_balance_alerted = below
+    wallet.save(update_fields=["low_balance_threshold", "low_balance_alerted", "updated_at"])
+    logger.info("wallet %s low-balance threshold set to %s", wallet.pk, low_balance_threshold)
+    if below:
+        wallet_balance_low.send(
+            sender=Wallet,
+            wallet=wallet,
+            available_balance=wallet.available_balance,
+            low_balance_threshold=low_balance_threshold,
+            ledger_entry=None,
+        )
+    return wallet
+
+
 # --- Locking and ledger writes -----------------------------------------------------------------
 
 
@@ -167,7 +202,14 @@ def _ledger_write(
     payout_id: int | None = None,
     description: str = "",
 ) -> LedgerEntry:
-    """Applies the deltas to the locked wallet and records the entry; same transaction."""
+    """Applies the deltas to the locked wallet and records the entry; same transaction.
+
+    Keeps the low-balance alert too, with the row already locked and loaded (no query without a
+    threshold, one more column saved when it flips): ``low_balance_alerted`` holds exactly when
+    available < threshold, so an armed (not alerted) wallet was at or above the threshold before
+    this write; ending it below is the downward crossing, which sets the flag and sends
+    ``wallet_balance_low`` once the entry exists. Ending an alerted wallet at or above re-arms.
+    """
     available_after = wallet.available_balance + available_delta
     reserved_after = wallet.reserved_balance + reserved_delta
     if available_after < 0 or reserved_after < 0:
@@ -177,8 +219,15 @@ def _ledger_write(
         raise WalletBalanceLimitError()
     wallet.available_balance = available_after
     wallet.reserved_balance = reserved_after
-    wallet.save(update_fields=["available_balance", "reserved_balance", "updated_at"])
-    return LedgerEntry.objects.create(
+    update_fields = ["available_balance", "reserved_balance", "updated_at"]
+    threshold = wallet.low_balance_threshold
+    crossed_below = False
+    if threshold is not None and (available_after < threshold) != wallet.low_balance_alerted:
+        crossed_below = not wallet.low_balance_alerted
+        wallet.low_balance_alerted = crossed_below
+        update_fields.append("low_balance_alerted")
+    wallet.save(update_fields=update_fields)
+    entry = LedgerEntry.objects.create(
         wallet=wallet,
         entry_type=entry_type,
         amount=amount,
@@ -191,6 +240,15 @@ def _ledger_write(
         payout_id=payout_id,
         description=description[:255],
     )
+    if crossed_below:
+        wallet_balance_low.send(
+            sender=Wallet,
+            wallet=wallet,
+            available_balance=available_after,
+            low_balance_threshold=threshold,
+            ledger_entry=entry,
+        )
+    return entry
 
 
 def wallet_reserve(
@@ -263,6 +321,35 @@ def wallet_release(
         reserved_delta=-amount,
         reference=reference,
         payout_id=payout_id,
+    )
+
+
+@transaction.atomic
+def wallet_return(
+    *,
+    wallet_id: int,
+    amount: Decimal,
+    fee_amount: Decimal,
+    reference: str,
+    payout_id: int | None = None,
+) -> LedgerEntry:
+    """Credits a returned payout (sent back by the beneficiary's bank after it succeeded) to the
+    available balance: ``amount`` (the principal) plus ``fee_amount`` (the fee refunded, zero
+    when it is kept); one ``payout_return`` entry. The wallet may be inactive: money owed back is
+    always credited."""
+    amount = _require_positive(amount)
+    fee_amount = _require_non_negative(fee_amount, name="fee_amount")
+    wallet = wallet_lock(wallet_id=wallet_id)
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_RETURN,
+        amount=amount,
+        fee_amount=fee_amount,
+        available_delta=amount + fee_amount,
+        reserved_delta=ZERO,
+        reference=reference,
+        payout_id=payout_id,
+        description="returned by the beneficiary bank",
     )
 
 
@@ -450,6 +537,7 @@ __all__ = [
     "fee_tiers_validate",
     "funding_receive",
     "name_enquiry_resolve",
+    "wallet_alerts_set",
     "wallet_capture",
     "wallet_fund",
     "wallet_lock",

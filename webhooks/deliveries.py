@@ -41,6 +41,7 @@ from django.db import transaction
 from django.utils import timezone
 from requests.adapters import HTTPAdapter
 
+from core.exceptions import ConflictError
 from core.signing import hmac_sha512_hex_compute
 from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import WebhookSettings
@@ -94,7 +95,24 @@ def _webhook_url(*, merchant_id: int, mode: str) -> str:
     return row.url if row is not None else ""
 
 
-def _chains_create(*, event: Event, targets: Iterable[tuple[str, str]], now: datetime) -> list:
+def _targets(*, callback_url: str | None, webhook_url: str) -> list[tuple[str, str]]:
+    """An event's destinations: the callback URL (if any) and the merchant's webhook URL for
+    the event's mode (if configured), the same URL twice only once."""
+    targets: list[tuple[str, str]] = []
+    if callback_url:
+        targets.append((DeliveryTarget.CALLBACK_URL, callback_url))
+    if webhook_url and webhook_url != callback_url:
+        targets.append((DeliveryTarget.WEBHOOK_URL, webhook_url))
+    return targets
+
+
+def _chains_create(
+    *,
+    event: Event,
+    targets: Iterable[tuple[str, str]],
+    now: datetime,
+    resend_of: dict[str, WebhookDelivery] | None = None,
+) -> list:
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(
             event=event,
@@ -102,6 +120,7 @@ def _chains_create(*, event: Event, targets: Iterable[tuple[str, str]], now: dat
             url=url,
             next_attempt_at=now,
             give_up_at=now + _retry_window(),
+            resend_of=(resend_of or {}).get(target),
             created_at=now,
         )
         for target, url in targets
@@ -117,12 +136,8 @@ def webhook_deliveries_create(
 ) -> list[WebhookDelivery]:
     """One chain per distinct destination: the callback URL (if any) and the merchant's webhook
     URL for the event's mode (if configured). Enqueued when the database transaction commits."""
-    targets: list[tuple[str, str]] = []
-    if callback_url:
-        targets.append((DeliveryTarget.CALLBACK_URL, callback_url))
     webhook_url = _webhook_url(merchant_id=event.merchant_id, mode=event.mode)
-    if webhook_url and webhook_url != callback_url:
-        targets.append((DeliveryTarget.WEBHOOK_URL, webhook_url))
+    targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
     return _chains_create(event=event, targets=targets, now=event.created_at)
 
 
@@ -159,13 +174,34 @@ def event_resend(*, event: Event) -> list[WebhookDelivery]:
     if latest:
         return [webhook_delivery_resend(delivery=delivery) for delivery in latest.values()]
     callback_url = event.transaction.callback_url if event.transaction_id else None
-    targets: list[tuple[str, str]] = []
-    if callback_url:
-        targets.append((DeliveryTarget.CALLBACK_URL, callback_url))
     webhook_url = _webhook_url(merchant_id=event.merchant_id, mode=event.mode)
-    if webhook_url and webhook_url != callback_url:
-        targets.append((DeliveryTarget.WEBHOOK_URL, webhook_url))
+    targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
     return _chains_create(event=event, targets=targets, now=timezone.now())
+
+
+@transaction.atomic
+def event_resend_to_current_urls(*, event: Event) -> list[WebhookDelivery]:
+    """The merchant's own resend (``POST /api/v1/events/{id}/resend``): new chains with the same
+    event id and bytes to the event's destinations as they are *now*, the transaction's callback
+    URL (if any) and the merchant's current webhook URL for the mode, so a merchant who fixed or
+    moved their endpoint receives the event there and never at a URL they have left (the admin's
+    :func:`event_resend` repeats the URLs used before). Each chain points (``resend_of``) at the
+    latest earlier chain to the same target. Enqueued when the database transaction commits.
+
+    Raises ``ConflictError`` (409) when the merchant has no webhook URL for the event's mode.
+    """
+    webhook_url = _webhook_url(merchant_id=event.merchant_id, mode=event.mode)
+    if not webhook_url:
+        raise ConflictError(
+            f"No webhook URL is configured for {event.mode} mode: set one in your webhook "
+            "settings, then resend the event"
+        )
+    latest: dict[str, WebhookDelivery] = {}
+    for delivery in event.deliveries.order_by("created_at", "id"):
+        latest[delivery.target] = delivery
+    callback_url = event.transaction.callback_url if event.transaction_id else None
+    targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
+    return _chains_create(event=event, targets=targets, now=timezone.now(), resend_of=latest)
 
 
 # --- sending -----------------------------------------------------------------------------------

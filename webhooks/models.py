@@ -16,6 +16,8 @@ class EventType(models.TextChoices):
     TRANSACTION_EXPIRED = "transaction.expired", "transaction.expired"
     PAYOUT_SUCCESSFUL = "payout.successful", "payout.successful"
     PAYOUT_FAILED = "payout.failed", "payout.failed"
+    WALLET_BALANCE_LOW = "wallet.balance_low", "wallet.balance_low"
+    PAYOUT_RETURNED = "payout.returned", "payout.returned"
 
 
 class Event(models.Model):

@@ -42,9 +42,11 @@ INSTALLED_APPS = [
     "wallets",
     "payouts",
     "payment_items",
+    "beneficiaries",
     "collections_app",
     "webhooks",
     "audit",
+    "reconciliation",
 ]
 
 MIDDLEWARE = [
@@ -155,6 +157,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["config.formats"]
 TIME_ZONE = "Africa/Lagos"
 USE_I18N = True
 USE_TZ = True
@@ -193,6 +196,7 @@ REST_FRAMEWORK = {
         "read": env.str("THROTTLE_RATE_READ", default="1200/min"),
         "write": env.str("THROTTLE_RATE_WRITE", default="600/min"),
         "name_enquiry": env.str("THROTTLE_RATE_NAME_ENQUIRY", default="60/min"),
+        "event_resend": env.str("THROTTLE_RATE_EVENT_RESEND", default="30/min"),
     },
     "COERCE_DECIMAL_TO_STRING": True,
 }
@@ -250,6 +254,9 @@ PAYOUT_PROVIDER_BY_MODE = {
     "live": env.str("PAYOUT_PROVIDER_LIVE", default="paystack"),
 }
 PAYOUT_PROVIDER_TIMEOUT_SECONDS = env.float("PAYOUT_PROVIDER_TIMEOUT_SECONDS", default=30.0)
+# A payout returned by the beneficiary's bank after success gives back its principal; its fee
+# too only when this is on (the transfer was made, so by default the fee is kept).
+PAYOUT_RETURN_REFUNDS_FEE = env.bool("PAYOUT_RETURN_REFUNDS_FEE", default=False)
 PAYOUT_REQUERY_MAX_INTERVAL = timedelta(
     seconds=env.int("PAYOUT_REQUERY_MAX_INTERVAL_SECONDS", default=6 * 3600)
 )

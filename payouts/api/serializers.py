@@ -17,6 +17,7 @@ from core.money import CURRENCY_NGN
 from payouts.models import PayoutStatus
 
 STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
+BENEFICIARY_ACCOUNT_FIELDS = ("account_number", "bank_code", "bank_id")
 
 
 class StrictPositiveIntegerField(serializers.IntegerField):
@@ -56,9 +57,24 @@ class PayoutQuoteOutputSerializer(serializers.Serializer):
 
 
 class PayoutCreateInputSerializer(StrictSerializer):
-    account_number = StrictCharField(trim_whitespace=False)
-    bank_code = StrictCharField(trim_whitespace=False, allow_blank=True)
+    """The beneficiary is account_number + bank_code (+ bank_id) or, as an extension,
+    beneficiary_id (a saved beneficiary): one form, never both."""
+
+    account_number = StrictCharField(
+        trim_whitespace=False, required=False, help_text="required unless beneficiary_id is sent"
+    )
+    bank_code = StrictCharField(
+        trim_whitespace=False,
+        allow_blank=True,
+        required=False,
+        help_text="required unless beneficiary_id is sent",
+    )
     bank_id = StrictPositiveIntegerField(required=False)
+    beneficiary_id = StrictPositiveIntegerField(
+        required=False,
+        help_text="Extension: a saved beneficiary's id, in place of account_number, bank_code "
+        "and bank_id",
+    )
     amount = AmountField()
     currency = StrictCharField(
         required=False, default=CURRENCY_NGN, trim_whitespace=False, allow_blank=True
@@ -67,6 +83,19 @@ class PayoutCreateInputSerializer(StrictSerializer):
         required=False, allow_null=True, allow_blank=True, max_length=255, default=None
     )
     idempotency_key = StrictCharField(max_length=175, trim_whitespace=False)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "beneficiary_id" in data:
+                sent = [name for name in BENEFICIARY_ACCOUNT_FIELDS if name in data]
+                if sent:
+                    raise serializers.ValidationError(
+                        {"beneficiary_id": [f"must not be sent with {', '.join(sent)}"]}
+                    )
+            else:
+                self.fields["account_number"].required = True
+                self.fields["bank_code"].required = True
+        return super().to_internal_value(data)
 
     def validate_account_number(self, value: str) -> str:
         if not (len(value) == 10 and value.isascii() and value.isdigit()):
@@ -129,10 +158,21 @@ class PayoutOutputSerializer(serializers.Serializer):
         help_text="Extension: the interbank (NIP) session id of a completed transfer, when the "
         "provider reports one; null until then. The beneficiary's bank can trace the credit by it."
     )
+    returned_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Extension: when the beneficiary's bank sent a successful payout back (the "
+        "status stays successful; the principal is back in the available balance); null "
+        "otherwise.",
+    )
+    return_reason = serializers.SerializerMethodField(
+        help_text="Extension: why it was returned, as the provider says; null if not returned."
+    )
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
 
+    def get_return_reason(self, payout: Any) -> str | None:
+        return payout.return_reason or None
 
     def get_nip_session_id(self, payout: Any) -> str | None:
         return payout.nip_session_id or None
@@ -141,3 +181,10 @@ class PayoutOutputSerializer(serializers.Serializer):
 class PayoutCreateOutputSerializer(serializers.Serializer):
     payout = PayoutOutputSerializer()
     duplicate = serializers.BooleanField()
+
+
+# --- Test helper: a return after success -----------------------------------------------------
+
+
+class TestPayoutReturnInputSerializer(StrictSerializer):
+    reason = StrictCharField(required=False, allow_blank=True, max_length=255, default="")

@@ -5,6 +5,7 @@ from payouts.api.views import (
     PayoutListCreateApi,
     PayoutQuoteApi,
     PayoutRequeryApi,
+    TestPayoutReturnApi,
 )
 
 urlpatterns = [
@@ -23,5 +24,10 @@ urlpatterns = [
         "transactions/in/merchant-wallet/payouts/<int:payout_id>/requery",
         PayoutRequeryApi.as_view(),
         name="payout-requery",
+    ),
+    path(
+        "test-helpers/payouts/<int:payout_id>/return",
+        TestPayoutReturnApi.as_view(),
+        name="test-payout-return",
     ),
 ]

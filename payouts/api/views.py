@@ -12,9 +12,12 @@ from drf_spectacular.utils import (
 )
 from rest_framework.request import Request
 
+from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse
+from core.exceptions import ConflictError, NotFoundError
+from merchants.models import Mode
 from payouts.api.serializers import (
     PayoutCreateInputSerializer,
     PayoutCreateOutputSerializer,
@@ -22,10 +25,16 @@ from payouts.api.serializers import (
     PayoutOutputSerializer,
     PayoutQuoteInputSerializer,
     PayoutQuoteOutputSerializer,
+    TestPayoutReturnInputSerializer,
 )
 from payouts.models import PayoutStatus
 from payouts.selectors import PayoutListFilters, payout_get, payout_list, payout_quote
-from payouts.services import payout_create, payout_requery
+from payouts.services import (
+    ALREADY_RETURNED_MESSAGE,
+    payout_create,
+    payout_requery,
+    payout_return,
+)
 
 CREATED_MESSAGE = "Payout accepted for processing"
 DUPLICATE_MESSAGE = "Payout request already accepted"
@@ -33,6 +42,8 @@ REQUERY_SUCCESS_MESSAGE = "Payout completed successfully"
 REQUERY_FAILED_MESSAGE = "Payout failed"
 REQUERY_AMBIGUOUS_MESSAGE = "Payout status is not yet conclusive; funds remain reserved"
 REQUERY_PENDING_MESSAGE = "Payout is still being processed; funds remain reserved"
+RETURNED_MESSAGE = "Payout returned; the amount is back in the available balance"
+TEST_RETURN_REASON = "Returned by the beneficiary bank (test helper)"
 
 
 class PayoutQuoteApi(MerchantApi):
@@ -64,15 +75,25 @@ class PayoutListCreateApi(MerchantApi):
         description=(
             "Reserves amount + fee from the available balance and accepts the payout for "
             "asynchronous processing. Same idempotency_key and identical parameters: the "
-            "original payout with duplicate=true (202); different parameters: 409."
+            "original payout with duplicate=true (202); different parameters: 409. Extension: "
+            "beneficiary_id (a saved beneficiary) in place of account_number, bank_code and "
+            "bank_id; the account name is resolved again all the same; an unknown or deleted "
+            "beneficiary is a 404."
         ),
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = payout_create(
-            merchant=self.merchant(request), mode=self.mode(request), **serializer.validated_data
-        )
+        merchant, mode = self.merchant(request), self.mode(request)
+        arguments = dict(serializer.validated_data)
+        beneficiary_id = arguments.pop("beneficiary_id", None)
+        if beneficiary_id is not None:
+            arguments.update(
+                beneficiary_payout_account(
+                    merchant=merchant, mode=mode, beneficiary_id=beneficiary_id
+                )
+            )
+        result = payout_create(merchant=merchant, mode=mode, **arguments)
         return EnvelopeResponse(
             PayoutCreateOutputSerializer(result).data,
             message=DUPLICATE_MESSAGE if result.duplicate else CREATED_MESSAGE,
@@ -178,3 +199,35 @@ class PayoutRequeryApi(MerchantApi):
             else REQUERY_PENDING_MESSAGE
         )
         return EnvelopeResponse(data, message=message, status=202)
+
+
+class TestPayoutReturnApi(MerchantApi):
+    """Test mode only: the beneficiary's bank sends a successful payout back, as a real bank
+    sometimes does days later. The payout stays ``successful`` and gains ``returned_at`` and
+    ``return_reason``; the principal goes back to the available balance (a ``payout_return``
+    ledger entry); ``payout.returned`` is delivered. Once per payout: again is a 409, as is a
+    payout that is not successful. A live key gets 404: the route does not exist in live mode.
+    """
+
+    error_statuses = (404, 409)
+
+    @extend_schema(
+        operation_id="test_helper_payout_return",
+        request=TestPayoutReturnInputSerializer,
+        responses=PayoutOutputSerializer,
+    )
+    def post(self, request: Request, payout_id: int) -> EnvelopeResponse:
+        if self.mode(request) != Mode.TEST:
+            raise NotFoundError("Route not found")
+        serializer = TestPayoutReturnInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        payout = payout_get(merchant=self.merchant(request), mode=Mode.TEST, payout_id=payout_id)
+        returned = payout_return(
+            payout_id=payout.pk,
+            reason=serializer.validated_data["reason"] or TEST_RETURN_REASON,
+        )
+        if not returned.applied:
+            raise ConflictError(ALREADY_RETURNED_MESSAGE)
+        return EnvelopeResponse(
+            PayoutOutputSerializer(returned.payout).data, message=RETURNED_MESSAGE
+        )

@@ -5,6 +5,7 @@
 | 1000000001     | failed (reversed)    | failed                        |
 | 1000000002     | ambiguous (timeout)  | successful                    |
 | 1000000003     | ambiguous (timeout)  | still pending → ambiguous     |
+| 1000000004     | successful           | reversed: returned by the bank|
 | anything else  | successful           | successful                    |
 
 The sandbox keeps its transfers in the database (``SandboxTransfer``, one row per reference), so
@@ -34,14 +35,17 @@ from payouts.providers.base import (
 ACCOUNT_FAILED = "1000000001"
 ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL = "1000000002"
 ACCOUNT_ALWAYS_AMBIGUOUS = "1000000003"
+ACCOUNT_SUCCEEDS_THEN_RETURNED = "1000000004"
 
 MAGIC_ACCOUNTS: dict[str, str] = {
     ACCOUNT_FAILED: "failed (reversed); requery answers failed",
     ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL: "ambiguous; the first requery resolves it to successful",
     ACCOUNT_ALWAYS_AMBIGUOUS: "ambiguous; every requery stays ambiguous",
+    ACCOUNT_SUCCEEDS_THEN_RETURNED: "successful; a later check finds it returned by the bank",
 }
 
 FAILED_MESSAGE = "Transfer reversed by the beneficiary bank (sandbox)"
+RETURNED_MESSAGE = "Transfer returned by the beneficiary bank after success (sandbox)"
 TIMEOUT_MESSAGE = "Provider timed out before confirming the transfer (sandbox)"
 
 
@@ -97,6 +101,8 @@ class SandboxProvider:
         account = transfer.account_number
         if account == ACCOUNT_FAILED:
             outcome, message = TransferOutcome.FAILED, FAILED_MESSAGE
+        elif account == ACCOUNT_SUCCEEDS_THEN_RETURNED:
+            outcome, message = TransferOutcome.FAILED, RETURNED_MESSAGE
         elif account == ACCOUNT_ALWAYS_AMBIGUOUS:
             outcome, message = TransferOutcome.PENDING, "Transfer is still being processed"
         else:

@@ -18,7 +18,7 @@ from tests.audit.factories import StaffUserFactory, permission_get
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module("audit.migrations.0003_staff_roles")
+ROLES_MIGRATION = importlib.import_module("audit.migrations.0004_staff_roles_finance")
 
 
 def _group_permissions(group: Group) -> set[str]:

@@ -11,25 +11,22 @@ Skipped when Chromium, Playwright or Redis is missing, except under ``REQUIRE_PO
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import subprocess
-import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from django.db import connections
 
 from collections_app.models import CollectionTransaction, PaymentStatus
 from merchants.models import Mode
 from merchants.services import MerchantCreated, webhook_settings_set
+from tests.browser import WAIT_SECONDS, browser_unavailable, chromium_context, in_thread
 from tests.collections_app.helpers import (
     ReceivedRequest,
     RecordingReceiver,
@@ -41,47 +38,9 @@ from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WAIT_SECONDS = 30
-
-
-T = TypeVar("T")
-
-
-def in_thread(query: Callable[[], T]) -> T:
-    """Runs ORM reads in a plain thread (closing its connection after): Playwright's sync API
-    keeps an event loop in the test thread, where Django refuses blocking database calls."""
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = query()
-        except BaseException as error:  # noqa: BLE001 - re-raised in the test thread
-            outcome["error"] = error
-        finally:
-            connections.close_all()
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("REQUIRE_POSTGRES") == "1":
-        pytest.fail(f"the checkout browser test cannot run under REQUIRE_POSTGRES=1: {reason}")
-    pytest.skip(reason)
+    browser_unavailable(reason, what="checkout browser test")
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -89,24 +48,8 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture
 def chromium(tmp_path: Path) -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
-    if importlib.util.find_spec("playwright") is None:
-        _unavailable("playwright is not installed (pip install -e '.[dev]')")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-        )
-        context.set_default_timeout(WAIT_SECONDS * 1000)
-        try:
-            yield context
-        finally:
-            context.close()
+    with chromium_context(tmp_path, what="checkout browser test") as context:
+        yield context
 
 
 @pytest.fixture

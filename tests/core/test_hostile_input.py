@@ -78,8 +78,10 @@ class World:
         return str(
             {
                 "payout_id": self.payout_id,
+                "beneficiary_id": 1,  # the world saves none: a 404 once the text passes
                 "payment_item_id": self.payment_item_id,
                 "reference": self.reference,
+                "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
             }[name]
         )
 
@@ -182,6 +184,10 @@ def _initialize(world: World) -> dict[str, Any]:
     }
 
 
+def _return(world: World) -> dict[str, Any]:
+    return {"reason": "Account closed"}
+
+
 def _complete(world: World) -> dict[str, Any]:
     return {"outcome": "paid"}
 
@@ -232,6 +238,17 @@ API = "/api/v1/"
 ROUTES = [
     Route("GET", API + "transactions/in/merchant-wallet"),
     Route("GET", API + "transactions/in/merchant-wallet/ledger", query=("page", "limit")),
+    Route(
+        "GET",
+        API + "transactions/in/merchant-wallet/statement",
+        query=("from_date", "to_date", "format"),
+    ),
+    Route("GET", API + "transactions/in/merchant-wallet/alerts"),
+    Route(
+        "PUT",
+        API + "transactions/in/merchant-wallet/alerts",
+        lambda world: {"low_balance_threshold": "5000.00"},
+    ),
     Route("POST", API + "transactions/in/merchant-wallet/payouts/name-enquiry", _name_enquiry),
     Route("GET", API + "transactions/bank"),
     Route("POST", API + "webhooks/funding", _funding, signature_header="HTTP_X_PROVIDER_SIGNATURE"),
@@ -244,7 +261,16 @@ ROUTES = [
     ),
     Route("POST", API + "transactions/in/merchant-wallet/payouts", _payout),
     Route("GET", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>"),
+    Route(
+        "GET",
+        API + "transactions/in/merchant-wallet/beneficiaries",
+        query=("page", "limit", "account_number"),
+    ),
+    Route("POST", API + "transactions/in/merchant-wallet/beneficiaries", _name_enquiry),
+    Route("GET", API + "transactions/in/merchant-wallet/beneficiaries/<int:beneficiary_id>"),
+    Route("DELETE", API + "transactions/in/merchant-wallet/beneficiaries/<int:beneficiary_id>"),
     Route("POST", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>/requery"),
+    Route("POST", API + "test-helpers/payouts/<int:payout_id>/return", _return),
     Route("GET", API + "transactions/in/payment-items", query=("page", "limit")),
     Route("GET", API + "transactions/in/payment-item/<int:payment_item_id>"),
     Route("POST", API + "transactions/in/initialize", _initialize),
@@ -254,6 +280,13 @@ ROUTES = [
     Route(
         "POST", API + "webhooks/paystack", _paystack, signature_header="HTTP_X_PAYSTACK_SIGNATURE"
     ),
+    Route(
+        "GET",
+        API + "events",
+        query=("page", "limit", "type", "from_date", "to_date", "reference"),
+    ),
+    Route("GET", API + "events/<str:event_id>"),
+    Route("POST", API + "events/<str:event_id>/resend"),
     Route("GET", "/checkout/<str:reference>"),
     Route("POST", "/checkout/<str:reference>/card", _card_form),
     Route("POST", "/checkout/<str:reference>/transfer"),
@@ -327,7 +360,11 @@ def call(
     if route.signature_header:
         extra.update(_signed_headers(route, body))
     return client.generic(
-        "POST", url, data=body, content_type="application/json", **{**extra, **(headers or {})}
+        route.method,
+        url,
+        data=body,
+        content_type="application/json",
+        **{**extra, **(headers or {})},
     )
 
 

@@ -13,16 +13,22 @@ import pytest
 from django.core import signals
 from django.db import close_old_connections
 
+from beneficiaries.services import beneficiary_create
 from collections_app.services import CustomerInfo, transaction_initialize
 from core import ssrf
 from merchants.models import Mode
-from merchants.services import MerchantCreated
+from merchants.services import MerchantCreated, webhook_settings_set
 from payment_items.demo import demo_catalogue_seed
+from payouts.events import payout_event_emit
+from payouts.models import PayoutStatus
 from payouts.services import payout_create
+from tests.payouts.factories import PayoutFactory
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
+from webhooks.models import Event
 
 CALLBACK_URL = "https://merchant.example.com/payments/callback"
+WEBHOOK_URL = "https://merchant.example.com/webhooks"
 PUBLIC_ADDRESS = "93.184.216.34"
 
 
@@ -33,17 +39,23 @@ class FuzzWorld:
     payout_id: int
     payment_item_id: int
     transaction_reference: str
+    event_id: str
+    successful_payout_id: int  # what the return helper needs: a successful payout
+    beneficiary_id: int
 
     @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.test_key}"}
 
-    def path_parameters(self, names: set[str]) -> dict[str, Any]:
+    def path_parameters(self, names: set[str], *, label: str = "") -> dict[str, Any]:
         """Existing objects for the operation's path parameters (the ones it has)."""
+        returning = label.endswith("/return")
         known: dict[str, Any] = {
-            "payout_id": self.payout_id,
+            "payout_id": self.successful_payout_id if returning else self.payout_id,
             "payment_item_id": self.payment_item_id,
             "reference": self.transaction_reference,
+            "event_id": self.event_id,
+            "beneficiary_id": self.beneficiary_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -105,10 +117,22 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         ),
         callback_url=CALLBACK_URL,
     ).transaction
+    webhook_settings_set(merchant=merchant, mode=Mode.TEST, url=WEBHOOK_URL)
+    settled = PayoutFactory(wallet=wallet, status=PayoutStatus.SUCCESSFUL, narration="fuzz event")
+    payout_event_emit(payout=settled)
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
         live_key=merchant_account.live_key.plaintext,
         payout_id=payout.pk,
         payment_item_id=fixed_item_id,
         transaction_reference=collection.reference,
+        event_id=Event.objects.get(payout=settled).event_id,
+        successful_payout_id=settled.pk,
+        beneficiary_id=beneficiary_create(
+            merchant=merchant,
+            mode=Mode.TEST,
+            account_number="0123456789",
+            bank_code="058",
+            nickname="fuzz",
+        ).beneficiary.pk,
     )

@@ -139,7 +139,7 @@ def test_change_page_shows_ledger_entries_read_only(admin_client, ambiguous) -> 
     page = response.content.decode()
     assert response.status_code == 200
     assert "payout_reserve" in page
-    assert "1010.00" in page
+    assert '<span class="money">₦1,010.00</span>' in page
     assert "sandbox.initiate_transfer" in page
     assert 'name="_save"' not in page
     assert "Propose a resolution…" in page
@@ -166,7 +166,7 @@ def test_export_csv(admin_client, spread) -> None:
     )
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
-    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert rows[0][:3] == ["id", "internal_reference", "merchant_id"]
     assert len(rows) == 2
     record = dict(zip(rows[0], rows[1], strict=True))

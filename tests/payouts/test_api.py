@@ -56,8 +56,11 @@ PAYOUT_KEYS = {
     "created_at",
     "completed_at",
     "updated_at",
-    # Extension beside the spec's fields: the NIP session id once the provider reports it.
+    # Extensions beside the spec's fields: the NIP session id once the provider reports it, and
+    # a return by the beneficiary's bank after success.
     "nip_session_id",
+    "returned_at",
+    "return_reason",
 }
 
 

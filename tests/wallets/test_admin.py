@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 
 from audit.models import AuditRecord
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
-from wallets.models import FeeSchedule, LedgerEntry, WalletStatus
+from wallets.models import FeeSchedule, FundingTransfer, LedgerEntry, WalletStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +191,76 @@ def test_bank_admin_pages_render(admin_client_logged_in) -> None:
     assert admin_client_logged_in.get("/admin/wallets/feeschedule/").status_code == 200
     assert admin_client_logged_in.get("/admin/wallets/wallet/").status_code == 200
     assert admin_client_logged_in.get("/admin/wallets/fundingtransfer/").status_code == 200
+
+
+# --- The lists at 1400 px (the browser check is tests/payouts/test_admin_browser.py) -----------
+
+
+def test_the_wallet_list_shows_available_and_reserved_in_naira(
+    admin_client_logged_in, test_wallet, fund
+) -> None:
+    fund(test_wallet, "1234567.89")
+    page = admin_client_logged_in.get(WALLETS).content.decode()
+    assert '<span class="money">₦1,234,567.89</span>' in page  # available
+    assert '<span class="money">₦0.00</span>' in page  # reserved
+    assert '<span class="status-badge status-active">Active</span>' in page
+    assert f'{test_wallet.static_account_number} <span class="quiet">·' in page
+
+
+def test_the_ledger_list_shows_balances_after_in_naira_and_lagos_times(
+    admin_client_logged_in, test_wallet, fund
+) -> None:
+    entry = fund(test_wallet, "2500000.00", reference="PRV-LIST").ledger_entry
+    response = admin_client_logged_in.get("/admin/wallets/ledgerentry/")
+    headers = [header["text"] for header in response.context["result_headers"]]
+    assert headers == [
+        "created",
+        "wallet",
+        "entry type",
+        "amount",
+        "fee",
+        "available Δ",
+        "available after",
+        "reserved after",
+        "reference",
+    ]
+    page = response.content.decode()
+    assert page.count('<span class="money">₦2,500,000.00</span>') == 3  # amount, Δ, after
+    local = timezone.localtime(entry.created_at)
+    assert f"{local:%Y-%m-%d}<br>{local:%H:%M} +0100" in page
+    assert 'Ade Stores</span> <span class="mode-badge">test</span>' in page
+
+
+def test_the_ledger_and_funding_lists_filter_by_lagos_day(
+    admin_client_logged_in, test_wallet, fund, monkeypatch
+) -> None:
+    # Ledger entries are immutable: the funding is made "at" 00:30 in Lagos on 23 November
+    # 2026, which is 23:30 UTC on the 22nd.
+    with monkeypatch.context() as patch:
+        patch.setattr(timezone, "now", lambda: datetime(2026, 11, 22, 23, 30, tzinfo=UTC))
+        funded = fund(test_wallet, "100.00", reference="PRV-MIDNIGHT")
+    assert funded.ledger_entry.created_at == datetime(2026, 11, 22, 23, 30, tzinfo=UTC)
+    assert FundingTransfer.objects.get(provider_reference="PRV-MIDNIGHT").created_at == (
+        funded.ledger_entry.created_at
+    )
+    for url in ("/admin/wallets/ledgerentry/", "/admin/wallets/fundingtransfer/"):
+        day = {"created_at__local_from": "2026-11-23", "created_at__local_to": "2026-11-23"}
+        assert "PRV-MIDNIGHT" in admin_client_logged_in.get(url, day).content.decode()
+        day_before = {"created_at__local_to": "2026-11-22"}
+        assert "PRV-MIDNIGHT" not in admin_client_logged_in.get(url, day_before).content.decode()
+
+
+def test_the_funding_list_shows_amounts_in_naira(admin_client_logged_in, test_wallet, fund):
+    fund(test_wallet, "98765.40", reference="PRV-NAIRA")
+    page = admin_client_logged_in.get("/admin/wallets/fundingtransfer/").content.decode()
+    assert '<span class="money">₦98,765.40</span>' in page
+    assert "PRV-NAIRA" in page
+
+
+def test_the_fee_schedule_list_spells_out_the_tiers_in_naira(admin_client_logged_in) -> None:
+    admin_client_logged_in.post(
+        "/admin/wallets/feeschedule/add/",
+        _schedule_form([("0.01", "5000.00", "10.00"), ("5000.01", "", "26.88")]),
+    )
+    page = admin_client_logged_in.get("/admin/wallets/feeschedule/").content.decode()
+    assert "₦0.01 – ₦5,000.00: ₦10.00<br>₦5,000.01 and above: ₦26.88" in page

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import CURRENCY_NGN
+
+_ISO_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 # --- Inputs ------------------------------------------------------------------------------------
 
@@ -18,6 +25,16 @@ class NameEnquiryInputSerializer(StrictSerializer):
 class TestWalletFundInputSerializer(StrictSerializer):
     amount = AmountField()
     reference = StrictCharField(required=False, max_length=100)
+
+
+class WalletAlertsInputSerializer(StrictSerializer):
+    low_balance_threshold = AmountField(
+        allow_null=True,
+        help_text=(
+            "wallet.balance_low is sent when the available balance drops below this amount; "
+            "greater than zero; null turns the alert off"
+        ),
+    )
 
 
 class FundingNotificationInputSerializer(serializers.Serializer):
@@ -41,6 +58,47 @@ class FundingNotificationInputSerializer(serializers.Serializer):
         return value
 
 
+@extend_schema_field({"type": "string", "format": "date"})
+class IsoDateParamField(serializers.Field):
+    """A calendar date query parameter written ``YYYY-MM-DD`` (ASCII digits), nothing else."""
+
+    default_error_messages = {"invalid": "must be a date written YYYY-MM-DD"}
+
+    def to_internal_value(self, data: Any) -> date:
+        if not isinstance(data, str) or _ISO_DATE_RE.fullmatch(data) is None:
+            self.fail("invalid")
+        try:
+            return date.fromisoformat(data)
+        except ValueError:
+            self.fail("invalid")
+            raise  # unreachable: fail() raises
+
+    def to_representation(self, value: date) -> str:
+        return value.isoformat()
+
+
+STATEMENT_FORMATS = ("json", "csv")
+
+
+class WalletStatementParamsSerializer(serializers.Serializer):
+    """The statement's Lagos days; other query parameters are ignored."""
+
+    from_date = IsoDateParamField(help_text="first Lagos day, YYYY-MM-DD")
+    to_date = IsoDateParamField(
+        required=False, help_text="last Lagos day, YYYY-MM-DD (default from_date)"
+    )
+    format = serializers.ChoiceField(
+        choices=STATEMENT_FORMATS,
+        required=False,
+        help_text="csv for a CSV attachment (as with Accept: text/csv); default json",
+        error_messages={"invalid_choice": "must be one of json, csv"},
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs.setdefault("to_date", attrs["from_date"])
+        return attrs
+
+
 # --- Outputs -----------------------------------------------------------------------------------
 
 
@@ -56,6 +114,15 @@ class WalletOutputSerializer(serializers.Serializer):
     available_balance = MoneyField()
     reserved_balance = MoneyField()
     static_account = StaticAccountOutputSerializer(source="*")
+
+
+class WalletAlertsOutputSerializer(serializers.Serializer):
+    low_balance_threshold = MoneyField(allow_null=True, help_text="null: no alert")
+    low_balance_alerted = serializers.BooleanField(
+        help_text="an alert was sent and the available balance has not been back at or above "
+        "the threshold since (the next alert waits for that)"
+    )
+    available_balance = MoneyField()
 
 
 class LedgerEntryOutputSerializer(serializers.Serializer):
@@ -99,3 +166,63 @@ class FundingOutputSerializer(serializers.Serializer):
 class TestWalletFundOutputSerializer(FundingOutputSerializer):
     available_balance = MoneyField(source="wallet.available_balance")
     reserved_balance = MoneyField(source="wallet.reserved_balance")
+
+
+class StatementBalancesOutputSerializer(serializers.Serializer):
+    available = MoneyField()
+    reserved = MoneyField()
+    total = MoneyField(help_text="available + reserved")
+
+
+class StatementMovementOutputSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    amount = MoneyField()
+
+
+class StatementCaptureOutputSerializer(StatementMovementOutputSerializer):
+    amount = MoneyField(help_text="principal paid out")
+    fee_amount = MoneyField(help_text="fees captured with it")
+
+
+class StatementReturnOutputSerializer(StatementMovementOutputSerializer):
+    amount = MoneyField(help_text="principal returned")
+    fee_amount = MoneyField(help_text="fees refunded with it (zero unless fees are refunded)")
+
+
+class StatementMovementsOutputSerializer(serializers.Serializer):
+    fundings = StatementMovementOutputSerializer(help_text="inbound transfers credited")
+    payouts_reserved = StatementMovementOutputSerializer(
+        help_text="payout total debits moved from available to reserved"
+    )
+    payouts_captured = StatementCaptureOutputSerializer(
+        help_text="successful payouts taken from reserved: principal and fees"
+    )
+    releases = StatementMovementOutputSerializer(
+        help_text="failed payouts' total debits returned from reserved to available"
+    )
+    returns = StatementReturnOutputSerializer(
+        help_text="paid payouts returned by the beneficiary's bank to available"
+    )
+
+
+class WalletStatementDayOutputSerializer(serializers.Serializer):
+    date = serializers.DateField(help_text="a Lagos day")
+    opening = StatementBalancesOutputSerializer()
+    closing = StatementBalancesOutputSerializer()
+    totals = StatementMovementsOutputSerializer()
+
+
+class WalletStatementOutputSerializer(serializers.Serializer):
+    """Balances and movements per Lagos day; each day's closing is the next day's opening."""
+
+    wallet_id = serializers.IntegerField()
+    mode = serializers.CharField()
+    currency = serializers.CharField()
+    timezone = serializers.CharField(source="timezone_name", help_text="e.g. Africa/Lagos")
+    utc_offset = serializers.CharField(help_text="e.g. +01:00")
+    from_date = serializers.DateField(source="first_day")
+    to_date = serializers.DateField(source="last_day")
+    opening = StatementBalancesOutputSerializer()
+    closing = StatementBalancesOutputSerializer()
+    totals = StatementMovementsOutputSerializer()
+    days = WalletStatementDayOutputSerializer(many=True)

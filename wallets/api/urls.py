@@ -5,8 +5,10 @@ from wallets.api.views import (
     FundingNotificationApi,
     NameEnquiryApi,
     TestWalletFundApi,
+    WalletAlertsApi,
     WalletDetailApi,
     WalletLedgerListApi,
+    WalletStatementApi,
 )
 
 urlpatterns = [
@@ -15,6 +17,16 @@ urlpatterns = [
         "transactions/in/merchant-wallet/ledger",
         WalletLedgerListApi.as_view(),
         name="wallet-ledger",
+    ),
+    path(
+        "transactions/in/merchant-wallet/statement",
+        WalletStatementApi.as_view(),
+        name="wallet-statement",
+    ),
+    path(
+        "transactions/in/merchant-wallet/alerts",
+        WalletAlertsApi.as_view(),
+        name="wallet-alerts",
     ),
     path(
         "transactions/in/merchant-wallet/payouts/name-enquiry",

@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import logging
 import secrets
+from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from django.http import Http404, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.parsers import json_body_load
+from core.api.renderers import EnvelopeJSONRenderer
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
 from core.exceptions import ApplicationError, NotFoundError
@@ -29,11 +39,20 @@ from wallets.api.serializers import (
     NameEnquiryOutputSerializer,
     TestWalletFundInputSerializer,
     TestWalletFundOutputSerializer,
+    WalletAlertsInputSerializer,
+    WalletAlertsOutputSerializer,
     WalletOutputSerializer,
+    WalletStatementOutputSerializer,
+    WalletStatementParamsSerializer,
 )
 from wallets.models import FundingSource
 from wallets.selectors import bank_list, ledger_entry_list, wallet_get
-from wallets.services import funding_receive, name_enquiry_resolve
+from wallets.services import funding_receive, name_enquiry_resolve, wallet_alerts_set
+from wallets.statements import (
+    STATEMENT_MAX_DAYS,
+    wallet_statement,
+    wallet_statement_csv_response,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +103,181 @@ class WalletLedgerListApi(MerchantApi):
             },
             message="Ledger entries retrieved successfully",
         )
+
+
+def _alerts_envelope_example(name: str, message: str, data: dict[str, Any]) -> OpenApiExample:
+    return OpenApiExample(
+        name,
+        value={"status": True, "message": message, "data": data, "statusCode": 200},
+        response_only=True,
+        status_codes=["200"],
+    )
+
+
+ALERTS_RETRIEVED = "Low-balance alert retrieved successfully"
+ALERTS_UPDATED = "Low-balance alert updated"
+ALERTS_ARMED = {
+    "low_balance_threshold": "5000.00",
+    "low_balance_alerted": False,
+    "available_balance": "125000.00",
+}
+
+
+class WalletAlertsApi(MerchantApi):
+    """The low-balance alert of the key's wallet (an extension beside the spec's routes).
+
+    ``wallet.balance_low`` is sent once when the available balance crosses from at or above the
+    threshold to below it, and again only after it has been back at or above the threshold.
+    Setting a new threshold the balance is already below sends one alert at once.
+    """
+
+    error_statuses = (404,)
+
+    @extend_schema(
+        operation_id="merchant_wallet_alerts_retrieve",
+        tags=["Wallet"],
+        responses=WalletAlertsOutputSerializer,
+        examples=[
+            _alerts_envelope_example("Alert armed", ALERTS_RETRIEVED, ALERTS_ARMED),
+            _alerts_envelope_example(
+                "No alert",
+                ALERTS_RETRIEVED,
+                {
+                    "low_balance_threshold": None,
+                    "low_balance_alerted": False,
+                    "available_balance": "125000.00",
+                },
+            ),
+        ],
+    )
+    def get(self, request: Request) -> EnvelopeResponse:
+        wallet = wallet_get(merchant=self.merchant(request), mode=self.mode(request))
+        return EnvelopeResponse(WalletAlertsOutputSerializer(wallet).data, message=ALERTS_RETRIEVED)
+
+    @extend_schema(
+        operation_id="merchant_wallet_alerts_update",
+        tags=["Wallet"],
+        request=WalletAlertsInputSerializer,
+        responses=WalletAlertsOutputSerializer,
+        description=(
+            "Sets the wallet's low-balance threshold (greater than zero), or turns the alert "
+            "off with null. A new threshold the available balance is already below sends one "
+            "wallet.balance_low at once (low_balance_alerted is then true); sending the "
+            "current threshold again changes nothing."
+        ),
+        examples=[
+            OpenApiExample(
+                "Alert below NGN 5000",
+                value={"low_balance_threshold": "5000.00"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Turn the alert off", value={"low_balance_threshold": None}, request_only=True
+            ),
+            _alerts_envelope_example("Alert armed", ALERTS_UPDATED, ALERTS_ARMED),
+            _alerts_envelope_example(
+                "Already below so alerted at once",
+                ALERTS_UPDATED,
+                {
+                    "low_balance_threshold": "200000.00",
+                    "low_balance_alerted": True,
+                    "available_balance": "125000.00",
+                },
+            ),
+        ],
+    )
+    def put(self, request: Request) -> EnvelopeResponse:
+        serializer = WalletAlertsInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        wallet = wallet_get(merchant=self.merchant(request), mode=self.mode(request))
+        wallet = wallet_alerts_set(
+            wallet_id=wallet.pk,
+            low_balance_threshold=serializer.validated_data["low_balance_threshold"],
+        )
+        return EnvelopeResponse(WalletAlertsOutputSerializer(wallet).data, message=ALERTS_UPDATED)
+
+
+class StatementCsvRenderer(BaseRenderer):
+    """``text/csv`` (``Accept: text/csv`` or ``?format=csv``) for the statement route.
+
+    The view writes the CSV itself (``wallet_statement_csv_response``, an attachment) and errors
+    stay in the JSON envelope, so this renderer only lets content negotiation choose CSV.
+    """
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        if isinstance(data, bytes):
+            return data
+        raise TypeError("the statement CSV is written by the view, not rendered from data")
+
+
+class WalletStatementApi(MerchantApi):
+    """The daily settlement statement of the key's wallet: opening balances, movements and
+    closing balances per Lagos day and for the range; JSON in the envelope, or a CSV attachment
+    (one row per day and a totals row). Errors are always the JSON envelope."""
+
+    renderer_classes = [EnvelopeJSONRenderer, StatementCsvRenderer]
+    error_statuses = (404, 406)
+
+    @extend_schema(
+        operation_id="merchant_wallet_statement_retrieve",
+        parameters=[WalletStatementParamsSerializer],
+        responses={
+            (200, "application/json"): WalletStatementOutputSerializer,
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
+        description=(
+            "Days are Africa/Lagos days; from_date to to_date covers at most "
+            f"{STATEMENT_MAX_DAYS} days and ends no later than today. CSV with Accept: text/csv "
+            "or format=csv; errors are always the JSON envelope."
+        ),
+    )
+    def get(self, request: Request) -> HttpResponseBase:
+        params = WalletStatementParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        wallet = wallet_get(merchant=self.merchant(request), mode=self.mode(request))
+        statement = wallet_statement(
+            wallet=wallet,
+            first_day=params.validated_data["from_date"],
+            last_day=params.validated_data["to_date"],
+        )
+        if isinstance(request.accepted_renderer, StatementCsvRenderer):
+            return wallet_statement_csv_response(statement=statement)
+        return EnvelopeResponse(
+            WalletStatementOutputSerializer(statement).data,
+            message="Statement retrieved successfully",
+        )
+
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[BaseRenderer, str]:
+        """An unknown ``format`` is answered after authentication, as a 400 naming it (the
+        parameters serializer), rather than DRF's 404 before it: negotiate JSON meanwhile."""
+        try:
+            return super().perform_content_negotiation(request, force=force)
+        except Http404:
+            renderer = EnvelopeJSONRenderer()
+            return renderer, renderer.media_type
+
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        """Errors stay the JSON envelope even when CSV was asked for."""
+        if response.status_code >= 400 and isinstance(
+            getattr(request, "accepted_renderer", None), StatementCsvRenderer
+        ):
+            renderer = EnvelopeJSONRenderer()
+            request.accepted_renderer = renderer
+            request.accepted_media_type = renderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class BankListApi(MerchantApi):

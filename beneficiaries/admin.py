@@ -1,0 +1,91 @@
+"""Back office for saved beneficiaries: read-only (merchants save and delete them through the
+API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from audit.backoffice import BackOfficeAdminMixin
+from beneficiaries.models import Beneficiary
+from core.admin import LocalDateRangeFilter, ReadOnlyAdminMixin, local_time_cell, name_cell
+
+
+class DeletedFilter(admin.SimpleListFilter):
+    title = "deleted"
+    parameter_name = "deleted"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "Saved"), ("yes", "Deleted")]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[Beneficiary]
+    ) -> QuerySet[Beneficiary]:
+        if self.value() == "no":
+            return queryset.filter(deleted_at__isnull=True)
+        if self.value() == "yes":
+            return queryset.filter(deleted_at__isnull=False)
+        return queryset
+
+
+@admin.register(Beneficiary)
+class BeneficiaryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "created_display",
+        "merchant_display",
+        "mode",
+        "nickname",
+        "account_display",
+        "deleted_display",
+    )
+    list_filter = (
+        "mode",
+        DeletedFilter,
+        ("merchant", admin.RelatedOnlyFieldListFilter),
+        ("created_at", LocalDateRangeFilter),
+    )
+    search_fields = ("=account_number", "account_name", "nickname")
+    search_help_text = "Account number (exact), account name or nickname."
+    list_select_related = ("merchant",)
+    list_per_page = 50
+    ordering = ("-created_at", "-id")
+    fields = (
+        "merchant",
+        "mode",
+        "nickname",
+        "account_number",
+        "account_name",
+        "bank_code",
+        "bank_name",
+        "bank_id",
+        "created_at",
+        "deleted_at",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="created", ordering="created_at")
+    def created_display(self, obj: Beneficiary) -> SafeString | str:
+        return local_time_cell(obj.created_at)
+
+    @admin.display(description="merchant", ordering="merchant__name")
+    def merchant_display(self, obj: Beneficiary) -> SafeString:
+        return name_cell(obj.merchant.name)
+
+    @admin.display(description="account", ordering="account_name")
+    def account_display(self, obj: Beneficiary) -> SafeString:
+        """``ACCOUNT NAME · Bank · 0123456789`` in one cell."""
+        return format_html(
+            '{} <span class="quiet">· {} · {}</span>',
+            obj.account_name,
+            obj.bank_name,
+            obj.account_number,
+        )
+
+    @admin.display(description="deleted", ordering="deleted_at")
+    def deleted_display(self, obj: Beneficiary) -> SafeString | str:
+        return local_time_cell(obj.deleted_at)

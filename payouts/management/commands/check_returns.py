@@ -1,0 +1,39 @@
+"""Asks the provider about recently successful payouts and applies the returns it reports (a
+transfer the beneficiary's bank sent back after it succeeded)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from payouts.services import DEFAULT_SWEEP_LIMIT, payouts_check_returns
+
+
+class Command(BaseCommand):
+    help = (
+        "Check the successful, not yet returned payouts completed in the last --days days with "
+        "the provider; a transfer it now reports reversed is a return: the payout keeps "
+        "successful, gains returned_at, and its principal goes back to available."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--days", type=int, default=7)
+        parser.add_argument("--limit", type=int, default=DEFAULT_SWEEP_LIMIT)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["days"] < 1 or options["limit"] < 1:
+            raise CommandError("--days and --limit must be at least 1")
+        returned = payouts_check_returns(
+            since=timedelta(days=options["days"]), limit=options["limit"]
+        )
+        for result in returned:
+            self.stdout.write(
+                f"payout {result.payout.internal_reference}: returned "
+                f"({result.payout.return_reason})"
+            )
+        self.stdout.write(
+            f"Checked successful payouts of the last {options['days']} day(s): "
+            f"{len(returned)} returned."
+        )

@@ -1,0 +1,764 @@
+"""Back office for reconciliation: import a statement, work its exceptions, the dashboard.
+
+* **Statement imports** (``ReconciliationRun``): the list of imports, each with its counts per
+  category and per state; "Import a statement…" (``reconciliation.import_statement``) uploads a
+  file, which is parsed, matched and stored as one run (the same file again opens the first).
+* **Reconciliation lines** (``ReconciliationItem``): every line of every statement, and every
+  payout of ours a statement lacks, filterable by run, category and state. Actions: clear with a
+  note (``reconciliation.clear_exception``), re-check against our current records (same), and
+  propose a resolution of an ambiguous payout from the line that proves its outcome
+  (``payouts.propose_resolution``; a different user approves on the payout's review page).
+* **Finance dashboard**: ``admin/reconciliation/reconciliationrun/dashboard/``.
+
+Every import, clearing, re-check and proposal writes an audit record (in the services).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    ReasonForm,
+    action_confirmation,
+    confirmation_form,
+    read_only_page_context,
+)
+from core.admin import ReadOnlyAdminMixin, money_cell
+from core.dates import local_text, local_zone_label
+from core.exceptions import ApplicationError
+from merchants.models import Mode
+from payouts.services import RESOLUTION_REASON_MIN_LENGTH
+from reconciliation.dashboard_views import finance_dashboard_view
+from reconciliation.formats import FORMATS
+from reconciliation.models import (
+    MatchCategory,
+    ReconciliationItem,
+    ReconciliationRun,
+    StatementFormat,
+)
+from reconciliation.selectors import (
+    UNRESOLVED_STATES,
+    ExceptionState,
+    item_list,
+    run_state_counts,
+)
+from reconciliation.services import (
+    proposable_status,
+    proposal_reason_default,
+    reconciliation_item_propose_resolution,
+    reconciliation_items_clear,
+    reconciliation_items_recheck,
+    statement_import,
+)
+
+UPLOAD_MAX_BYTES = 20 * 1024 * 1024
+
+
+def _items_url(**params: Any) -> str:
+    query = "&".join(f"{key}={value}" for key, value in params.items())
+    return reverse("admin:reconciliation_reconciliationitem_changelist") + f"?{query}"
+
+
+class StatementUploadForm(forms.Form):
+    statement_file = forms.FileField(
+        label="Statement file", help_text="A CSV file as the provider or bank exports it"
+    )
+    statement_format = forms.ChoiceField(
+        label="Format",
+        choices=StatementFormat.choices,
+        help_text=" ".join(f"{spec.description}" for spec in FORMATS.values()),
+    )
+    mode = forms.ChoiceField(
+        label="Mode",
+        choices=Mode.choices,
+        initial=Mode.LIVE,
+        help_text="Whose payouts the statement is matched against (a provider's live statement "
+        "is live)",
+    )
+    period_start = forms.DateField(
+        label="Period from",
+        required=False,
+        help_text="Optional: the first day the statement covers (Lagos). Default: its first line's",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    period_end = forms.DateField(
+        label="Period to",
+        required=False,
+        help_text="Optional: the last day the statement covers (Lagos). Default: its last line's",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    def clean_statement_file(self) -> Any:
+        upload = self.cleaned_data["statement_file"]
+        if upload.size > UPLOAD_MAX_BYTES:
+            raise forms.ValidationError(
+                f"The file is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB; split it."
+            )
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        start, end = cleaned.get("period_start"), cleaned.get("period_end")
+        if (start is None) != (end is None):
+            raise forms.ValidationError("Give both period days, or neither.")
+        if start is not None and end is not None and end < start:
+            self.add_error("period_end", "must not be earlier than the first day")
+        return cleaned
+
+
+class ProposeFromLineForm(forms.Form):
+    reason = forms.CharField(
+        label="Internal reason",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        min_length=RESOLUTION_REASON_MIN_LENGTH,
+        strip=True,
+        help_text="Prefilled from the statement line; add what else you checked. The merchant "
+        "never sees it.",
+    )
+    checked = forms.BooleanField(
+        label="I have checked that this statement line is the transfer of this payout",
+        required=True,
+    )
+
+
+@admin.register(ReconciliationRun)
+class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_form_template = "admin/backoffice/change_form.html"
+    change_list_template = "admin/backoffice/change_list.html"
+    list_display = (
+        "id",
+        "created_at",
+        "file_name",
+        "statement_format",
+        "mode",
+        "period",
+        "line_count",
+        "matched_count",
+        "exceptions_link",
+        "imported_by_display",
+    )
+    list_filter = ("statement_format", "mode", ("period_start", admin.DateFieldListFilter))
+    search_fields = ("file_name", "=file_sha256")
+    list_select_related = ("imported_by",)
+    fields = (
+        "file_name",
+        "statement_format",
+        "mode",
+        "period",
+        "file_sha256",
+        "line_count",
+        "counts_table",
+        "imported_by_display",
+        "imported_via",
+        "duration_ms",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    # --- permissions ----------------------------------------------------------------------
+
+    def has_import_statement_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "reconciliation.import_statement")
+
+    # --- displays -------------------------------------------------------------------------
+
+    @admin.display(description="period (Lagos)", ordering="period_start")
+    def period(self, obj: ReconciliationRun) -> str:
+        if obj.period_start == obj.period_end:
+            return f"{obj.period_start:%Y-%m-%d}"
+        return f"{obj.period_start:%Y-%m-%d} – {obj.period_end:%Y-%m-%d}"
+
+    @admin.display(description="matched")
+    def matched_count(self, obj: ReconciliationRun) -> int:
+        return int(obj.category_counts.get(MatchCategory.MATCHED, 0))
+
+    @admin.display(description="exceptions")
+    def exceptions_link(self, obj: ReconciliationRun) -> str:
+        return format_html(
+            '<a href="{}">{} exception(s)</a>',
+            _items_url(run__id__exact=obj.pk, state="unresolved"),
+            obj.exception_count,
+        )
+
+    @admin.display(description="imported by")
+    def imported_by_display(self, obj: ReconciliationRun) -> str:
+        return str(obj.imported_by) if obj.imported_by_id else f"({obj.imported_via})"
+
+    @admin.display(description="lines by category and state")
+    def counts_table(self, obj: ReconciliationRun) -> str:
+        categories = format_html_join(
+            "",
+            '<tr><td>{}</td><td><a href="{}">{}</a></td></tr>',
+            (
+                (
+                    label,
+                    _items_url(run__id__exact=obj.pk, category__exact=value),
+                    obj.category_counts.get(value, 0),
+                )
+                for value, label in MatchCategory.choices
+            ),
+        )
+        states = run_state_counts(run=obj)
+        state_rows = format_html_join(
+            "",
+            '<tr><td>{}</td><td><a href="{}">{}</a></td></tr>',
+            (
+                (label, _items_url(run__id__exact=obj.pk, state=value), states.get(value, 0))
+                for value, label in ExceptionState.choices
+            ),
+        )
+        unresolved = sum(states.get(state, 0) for state in UNRESOLVED_STATES)
+        verdict = (
+            "Every line is matched or explained."
+            if unresolved == 0
+            else f"{unresolved} exception(s) still to work."
+        )
+        return format_html(
+            '<p data-testid="run-verdict"><strong>{}</strong></p>'
+            '<table data-testid="run-counts"><thead><tr><th>category</th><th>lines</th></tr>'
+            "</thead><tbody>{}</tbody></table>"
+            "<table><thead><tr><th>state</th><th>lines</th></tr></thead><tbody>{}</tbody></table>",
+            verdict,
+            categories,
+            state_rows,
+        )
+
+    # --- pages ----------------------------------------------------------------------------
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra_context = {
+            **(extra_context or {}),
+            "backoffice_buttons": [
+                *(
+                    [("Import a statement…", reverse("admin:reconciliation_import_statement"))]
+                    if self.has_import_statement_permission(request)
+                    else []
+                ),
+                ("Finance dashboard", reverse("admin:reconciliation_dashboard")),
+            ],
+        }
+        return super().changelist_view(request, extra_context)
+
+    def get_urls(self) -> list[URLPattern]:
+        custom = [
+            path(
+                "dashboard/",
+                self.admin_site.admin_view(self.dashboard_view),
+                name="reconciliation_dashboard",
+            ),
+            path(
+                "import/",
+                self.admin_site.admin_view(self.import_view),
+                name="reconciliation_import_statement",
+            ),
+        ]
+        return custom + super().get_urls()
+
+    def dashboard_view(self, request: HttpRequest) -> HttpResponse:
+        return finance_dashboard_view(request, model_admin=self)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_import_statement_permission(request):
+            raise PermissionDenied("You may not import statements.")
+        form = StatementUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["statement_file"]
+            start, end = form.cleaned_data.get("period_start"), form.cleaned_data.get("period_end")
+            try:
+                result = statement_import(
+                    content=upload.read(),
+                    file_name=upload.name,
+                    statement_format=form.cleaned_data["statement_format"],
+                    mode=form.cleaned_data["mode"],
+                    imported_by=request.user,
+                    period=(start, end) if start and end else None,
+                    request=request,
+                )
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+            else:
+                run = result.run
+                if result.duplicate:
+                    self.message_user(
+                        request,
+                        f"This file was already imported as #{run.pk} ({run.file_name}); "
+                        "nothing was imported again.",
+                        level=messages.WARNING,
+                    )
+                else:
+                    self.message_user(
+                        request,
+                        f"Imported {run.line_count} line(s) from {run.file_name} as #{run.pk}: "
+                        f"{run.category_counts.get(MatchCategory.MATCHED, 0)} matched, "
+                        f"{run.exception_count} exception(s).",
+                        level=messages.SUCCESS,
+                    )
+                return HttpResponseRedirect(
+                    reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
+                )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import a statement",
+            "opts": self.model._meta,
+            "form": form,
+            "formats": list(FORMATS.values()),
+            "zone_label": local_zone_label(),
+            "changelist_url": reverse("admin:reconciliation_reconciliationrun_changelist"),
+        }
+        return TemplateResponse(request, "admin/reconciliation/import_statement.html", context)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        buttons = []
+        if object_id.isdigit():
+            buttons.append(
+                (
+                    "Work the exceptions",
+                    _items_url(run__id__exact=object_id, state="unresolved"),
+                )
+            )
+        extra_context = read_only_page_context(extra_context, buttons=buttons)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+class StateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("unresolved", "Unresolved (open or proposed)"), *ExceptionState.choices]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
+    ) -> QuerySet[ReconciliationItem]:
+        value = self.value()
+        if value == "unresolved":
+            return queryset.filter(state__in=UNRESOLVED_STATES)
+        if value in ExceptionState.values:
+            return queryset.filter(state=value)
+        return queryset
+
+
+class ExceptionsOnlyFilter(admin.SimpleListFilter):
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("exceptions", "Exceptions only")]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
+    ) -> QuerySet[ReconciliationItem]:
+        if self.value() == "exceptions":
+            return queryset.exclude(category=MatchCategory.MATCHED)
+        return queryset
+
+
+@admin.register(ReconciliationItem)
+class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_form_template = "admin/backoffice/change_form.html"
+    list_display = (
+        "line_display",
+        "category_badge",
+        "state_display",
+        "statement_reference_display",
+        "statement_amount_display",
+        "our_amount_display",
+        "statuses",
+        "detail",
+    )
+    list_display_links = ("line_display",)
+    list_filter = (
+        StateFilter,
+        ExceptionsOnlyFilter,
+        "category",
+        "statement_status",
+        "run__mode",
+        ("run", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = (
+        "=statement_reference",
+        "=statement_provider_reference",
+        "=statement_session_id",
+        "=payout__internal_reference",
+    )
+    search_help_text = "Reference, transfer code, NIP session id or payout reference (exact)."
+    list_per_page = 100
+    show_full_result_count = False
+    actions = ("clear_selected", "recheck_selected", "propose_resolution_selected")
+    fieldsets = (
+        (None, {"fields": ("run", "line_number", "category", "state_display", "detail")}),
+        (
+            "The statement line",
+            {
+                "fields": (
+                    "statement_reference",
+                    "statement_provider_reference",
+                    "statement_session_id",
+                    "statement_amount_display",
+                    "statement_status",
+                    "statement_status_raw",
+                    "statement_at_display",
+                    "statement_account_number",
+                    "statement_bank",
+                    "raw_table",
+                )
+            },
+        ),
+        (
+            "Our payout",
+            {
+                "fields": (
+                    "payout_link",
+                    "matched_by",
+                    "our_amount_display",
+                    "our_status",
+                    "payout_now",
+                )
+            },
+        ),
+        (
+            "Working the exception",
+            {"fields": ("cleared_at", "cleared_by", "clear_note", "proposal_display")},
+        ),
+    )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        names: list[str] = []
+        for _title, options in self.fieldsets:
+            names.extend(options["fields"])
+        return names
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ReconciliationItem]:
+        return item_list()
+
+    # --- permissions ----------------------------------------------------------------------
+
+    def has_clear_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "reconciliation.clear_exception")
+
+    def has_propose_resolution_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, "payouts.propose_resolution")
+
+    # --- displays -------------------------------------------------------------------------
+
+    @admin.display(description="line", ordering="line_number")
+    def line_display(self, obj: ReconciliationItem) -> str:
+        return f"#{obj.run_id}:{obj.line_number}" if obj.line_number else f"#{obj.run_id}: —"
+
+    @admin.display(description="category", ordering="category")
+    def category_badge(self, obj: ReconciliationItem) -> str:
+        return format_html(
+            '<span class="status-badge recon-{}">{}</span>',
+            obj.category,
+            obj.get_category_display(),
+        )
+
+    @admin.display(description="state")
+    def state_display(self, obj: ReconciliationItem) -> str:
+        state = getattr(obj, "state", None) or ExceptionState.OPEN
+        return ExceptionState(state).label
+
+    @admin.display(description="reference · payout")
+    def statement_reference_display(self, obj: ReconciliationItem) -> str:
+        """The line's reference, linked to the matched payout (ours, for a missing one)."""
+        shown = (
+            obj.statement_reference
+            or obj.statement_provider_reference
+            or obj.statement_session_id
+            or (obj.payout.internal_reference if obj.payout else "—")
+        )
+        if obj.payout_id is None:
+            return shown
+        url = reverse("admin:payouts_payout_change", args=[obj.payout_id])
+        return format_html('<a href="{}" title="the payout">{}</a>', url, shown)
+
+    @admin.display(description="payout")
+    def payout_link(self, obj: ReconciliationItem) -> str:
+        if obj.payout_id is None:
+            return "—"
+        url = reverse("admin:payouts_payout_change", args=[obj.payout_id])
+        label = obj.payout.internal_reference if obj.payout else obj.payout_id
+        return format_html('<a href="{}">{}</a>', url, label)
+
+    @admin.display(description="statement amount", ordering="statement_amount")
+    def statement_amount_display(self, obj: ReconciliationItem) -> str:
+        return money_cell(obj.statement_amount)
+
+    @admin.display(description="our amount", ordering="our_amount")
+    def our_amount_display(self, obj: ReconciliationItem) -> str:
+        return money_cell(obj.our_amount)
+
+    @admin.display(description="statement / ours")
+    def statuses(self, obj: ReconciliationItem) -> str:
+        return f"{obj.statement_status or '—'} / {obj.our_status or '—'}"
+
+    @admin.display(description="statement time")
+    def statement_at_display(self, obj: ReconciliationItem) -> str:
+        return local_text(obj.statement_at)
+
+    @admin.display(description="the line as read")
+    def raw_table(self, obj: ReconciliationItem) -> str:
+        if not obj.raw:
+            return "— (not on the statement)"
+        rows = format_html_join(
+            "", "<tr><th>{}</th><td>{}</td></tr>", ((key, value) for key, value in obj.raw.items())
+        )
+        return format_html('<table data-testid="raw-line"><tbody>{}</tbody></table>', rows)
+
+    @admin.display(description="payout now")
+    def payout_now(self, obj: ReconciliationItem) -> str:
+        if obj.payout is None:
+            return "—"
+        payout = obj.payout
+        return format_html(
+            "{} · {} · session {}",
+            payout.status,
+            money_cell(payout.amount),
+            payout.nip_session_id or "—",
+        )
+
+    @admin.display(description="proposed resolution")
+    def proposal_display(self, obj: ReconciliationItem) -> str:
+        proposal = obj.resolution_proposal
+        if proposal is None:
+            return "—"
+        url = reverse("admin:payouts_payoutresolutionproposal_change", args=[proposal.pk])
+        decision = proposal.get_decision_display() if proposal.decision else "waiting for approval"
+        return format_html(
+            '<a href="{}">{} proposed by {}: {}</a>',
+            url,
+            proposal.proposed_status,
+            proposal.proposed_by,
+            decision,
+        )
+
+    # --- buttons on the line's page --------------------------------------------------------
+
+    def line_buttons(self, request: HttpRequest, item: ReconciliationItem) -> list[tuple[str, str]]:
+        buttons: list[tuple[str, str]] = []
+        unresolved = getattr(item, "state", "") == ExceptionState.OPEN
+        if (
+            unresolved
+            and proposable_status(item) is not None
+            and self.has_propose_resolution_permission(request)
+        ):
+            buttons.append(
+                (
+                    "Propose a resolution from this line…",
+                    reverse("admin:reconciliation_item_propose_resolution", args=[item.pk]),
+                )
+            )
+        if unresolved and self.has_clear_permission(request):
+            buttons.append(
+                ("Clear with a note…", reverse("admin:reconciliation_item_clear", args=[item.pk]))
+            )
+        if (
+            item.resolution_proposal is not None
+            and item.resolution_proposal.is_open
+            and item.resolution_proposal.proposed_by_id != request.user.pk
+            and self.user_has(request, "payouts.approve_resolution")
+        ):
+            buttons.append(
+                (
+                    "Review the proposed resolution…",
+                    reverse(
+                        "admin:payouts_payout_review_resolution",
+                        args=[item.resolution_proposal.pk],
+                    ),
+                )
+            )
+        return buttons
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        item = item_list().filter(pk=object_id).first() if object_id.isdigit() else None
+        extra_context = read_only_page_context(
+            extra_context, buttons=self.line_buttons(request, item) if item else ()
+        )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # --- actions --------------------------------------------------------------------------
+
+    @admin.action(description="Clear selected exceptions with a note…", permissions=["clear"])
+    def clear_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
+    ) -> HttpResponse | None:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
+                request,
+                model_admin=self,
+                queryset=queryset.select_related("run"),
+                action_name="clear_selected",
+                title="Clear exceptions",
+                intro="The open exceptions below will be cleared with your note (matched lines, "
+                "cleared ones and those with a proposal waiting are left as they are).",
+                submit_label="Clear with this note",
+                form=form,
+            )
+        cleared = reconciliation_items_clear(
+            item_ids=list(queryset.values_list("pk", flat=True)),
+            note=form.cleaned_data["reason"],
+            cleared_by=request.user,
+            request=request,
+        )
+        self.message_user(request, f"{cleared} exception(s) cleared.", level=messages.SUCCESS)
+        return None
+
+    @admin.action(
+        description="Re-check selected against our current records", permissions=["clear"]
+    )
+    def recheck_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
+    ) -> None:
+        cleared = reconciliation_items_recheck(
+            item_ids=list(queryset.values_list("pk", flat=True)),
+            checked_by=request.user,
+            request=request,
+        )
+        self.message_user(
+            request,
+            f"{cleared} exception(s) now agree with our records and were cleared.",
+            level=messages.INFO,
+        )
+
+    @admin.action(
+        description="Propose a resolution from the selected line…",
+        permissions=["propose_resolution"],
+    )
+    def propose_resolution_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
+    ) -> HttpResponseRedirect | None:
+        items = list(queryset[:2])
+        if len(items) != 1 or proposable_status(items[0]) is None:
+            self.message_user(
+                request,
+                "Select exactly one line whose payout is ambiguous and whose statement status "
+                "is final, with the same amount.",
+                level=messages.ERROR,
+            )
+            return None
+        return HttpResponseRedirect(
+            reverse("admin:reconciliation_item_propose_resolution", args=[items[0].pk])
+        )
+
+    # --- pages ----------------------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        custom = [
+            path(
+                "<int:item_id>/propose-resolution/",
+                self.admin_site.admin_view(self.propose_resolution_view),
+                name="reconciliation_item_propose_resolution",
+            ),
+            path(
+                "<int:item_id>/clear/",
+                self.admin_site.admin_view(self.clear_view),
+                name="reconciliation_item_clear",
+            ),
+        ]
+        return custom + super().get_urls()
+
+    def _item_page(self, request: HttpRequest, item_id: int, title: str) -> dict[str, Any]:
+        item = get_object_or_404(item_list(), pk=item_id)
+        return {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.model._meta,
+            "item": item,
+            "change_url": reverse("admin:reconciliation_reconciliationitem_change", args=[item.pk]),
+            "raw_table": self.raw_table(item),
+            "statement_amount": money_cell(item.statement_amount),
+            "our_amount": money_cell(item.payout.amount) if item.payout else "—",
+        }
+
+    def propose_resolution_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
+        if not self.has_propose_resolution_permission(request):
+            raise PermissionDenied("You may not propose payout resolutions.")
+        context = self._item_page(request, item_id, "Propose a resolution from a statement line")
+        item: ReconciliationItem = context["item"]
+        proposed_status = proposable_status(item)
+        if proposed_status is None or item.state != ExceptionState.OPEN:  # type: ignore[attr-defined]
+            self.message_user(
+                request,
+                "This line cannot become a proposed resolution: its payout must be ambiguous, "
+                "the amounts equal, the statement status final, and the exception open.",
+                level=messages.ERROR,
+            )
+            return HttpResponseRedirect(context["change_url"])
+        form = ProposeFromLineForm(
+            request.POST or None, initial={"reason": proposal_reason_default(item)}
+        )
+        if request.method == "POST" and form.is_valid():
+            try:
+                reconciliation_item_propose_resolution(
+                    item_id=item.pk,
+                    reason=form.cleaned_data["reason"],
+                    proposed_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                if error.status == 403:
+                    raise PermissionDenied(error.message) from error
+                self.message_user(request, error.message, level=messages.ERROR)
+                return HttpResponseRedirect(context["change_url"])
+            self.message_user(
+                request,
+                f"Resolution of {item.payout.internal_reference if item.payout else ''} as "
+                f"{proposed_status} proposed from the statement. Nothing moves until a different "
+                "finance approver approves it.",
+                level=messages.SUCCESS,
+            )
+            return HttpResponseRedirect(context["change_url"])
+        context.update({"form": form, "proposed_status": proposed_status})
+        return TemplateResponse(request, "admin/reconciliation/propose_from_line.html", context)
+
+    def clear_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
+        if not self.has_clear_permission(request):
+            raise PermissionDenied("You may not clear reconciliation exceptions.")
+        context = self._item_page(request, item_id, "Clear a reconciliation exception")
+        item: ReconciliationItem = context["item"]
+        form = ReasonForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                cleared = reconciliation_items_clear(
+                    item_ids=[item.pk],
+                    note=form.cleaned_data["reason"],
+                    cleared_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, error.message, level=messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    "Exception cleared." if cleared else "Nothing to clear: not an open exception.",
+                    level=messages.SUCCESS if cleared else messages.WARNING,
+                )
+            return HttpResponseRedirect(context["change_url"])
+        context["form"] = form
+        return TemplateResponse(request, "admin/reconciliation/clear_line.html", context)

@@ -1,0 +1,242 @@
+"""The finance dashboard's reads: one Lagos day's payouts by status, today's beside it, the last
+14 days, the payouts still waiting longest, and the reconciliation exceptions still to work.
+
+Reads only, in a fixed number of queries whatever the number of payouts, days or statuses: one
+grouped query covers every day of the page (the 14-day window and today), one each lists the
+oldest pending and the oldest ambiguous payouts, one counts them all, one counts the unresolved
+exceptions. Every day is a local (``TIME_ZONE``, Africa/Lagos) calendar day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce, TruncDate
+
+from core.dates import local_date, local_day_bounds, local_now
+from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
+from reconciliation.selectors import exceptions_unresolved_count
+
+ZERO = Decimal("0.00")
+SERIES_DAYS = 14
+OLDEST_LIMIT = 10
+
+# Waiting for the provider or for the dispatcher; ambiguous payouts are listed on their own.
+WAITING_STATUSES: tuple[str, ...] = (
+    PayoutStatus.RESERVED,
+    PayoutStatus.PROCESSING,
+    PayoutStatus.DISPATCHED,
+)
+# Not final yet: the series' "pending" (everything neither successful nor failed).
+NOT_FINAL_STATUSES: tuple[str, ...] = (*WAITING_STATUSES, PayoutStatus.AMBIGUOUS)
+
+
+@dataclass(frozen=True)
+class StatusFigures:
+    """The payouts of one status created on one day."""
+
+    status: str
+    label: str
+    count: int
+    amount: Decimal
+    fees: Decimal
+
+
+@dataclass(frozen=True)
+class DayFigures:
+    """The payouts created on one Lagos day, by status, with their total and success rate."""
+
+    day: date
+    by_status: tuple[StatusFigures, ...]  # every status, in PayoutStatus order
+
+    @property
+    def count(self) -> int:
+        return sum(row.count for row in self.by_status)
+
+    @property
+    def amount(self) -> Decimal:
+        return sum((row.amount for row in self.by_status), ZERO)
+
+    @property
+    def fees(self) -> Decimal:
+        return sum((row.fees for row in self.by_status), ZERO)
+
+    def status_count(self, status: str) -> int:
+        return next(row.count for row in self.by_status if row.status == status)
+
+    @property
+    def final_count(self) -> int:
+        return sum(self.status_count(status) for status in FINAL_STATUSES)
+
+    @property
+    def success_rate(self) -> Decimal | None:
+        """Successful / (successful + failed) in per cent, one decimal; ``None`` when none of
+        the day's payouts is final yet."""
+        final = self.final_count
+        if final == 0:
+            return None
+        rate = Decimal(self.status_count(PayoutStatus.SUCCESSFUL) * 100) / Decimal(final)
+        return rate.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One day of the 14-day series."""
+
+    day: date
+    successful_count: int
+    successful_amount: Decimal
+    failed_count: int
+    pending_count: int  # created that day and not final yet (ambiguous included)
+
+
+@dataclass(frozen=True)
+class WaitingPayout:
+    """A payout still waiting, with the instant its wait began and how long it has lasted."""
+
+    payout: Payout
+    since: datetime
+    age: timedelta
+
+    @property
+    def age_text(self) -> str:
+        return age_text(self.age)
+
+
+@dataclass(frozen=True)
+class FinanceDashboard:
+    day: date
+    today: date
+    mode: str
+    chosen: DayFigures
+    today_figures: DayFigures  # the same object as ``chosen`` when the chosen day is today
+    series: tuple[SeriesPoint, ...]  # SERIES_DAYS points, oldest first, ending at ``day``
+    oldest_pending: tuple[WaitingPayout, ...]  # reserved, processing, dispatched
+    oldest_ambiguous: tuple[WaitingPayout, ...]
+    pending_total: int
+    ambiguous_total: int
+    exceptions: dict[str, int]  # {"open": n, "proposed": m}, every statement import
+
+    @property
+    def is_today(self) -> bool:
+        return self.day == self.today
+
+
+def age_text(age: timedelta) -> str:
+    """``"12 min"``, ``"3 h 12 min"``, ``"2 d 4 h"``; a negative age (clock skew) is ``"0 min"``."""
+    minutes = max(age // timedelta(minutes=1), 0)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
+def series_days(last: date) -> list[date]:
+    """The ``SERIES_DAYS`` days ending at ``last``, oldest first."""
+    return [last - timedelta(days=offset) for offset in range(SERIES_DAYS - 1, -1, -1)]
+
+
+def _day_status_rows(
+    *, mode: str, windows: list[tuple[date, date]]
+) -> dict[tuple[date, str], tuple[int, Decimal, Decimal]]:
+    """(Lagos day, status) -> (count, amount, fees) of the payouts created in any window."""
+    created = Q()
+    for first, last in windows:
+        start, end = local_day_bounds(first, last)
+        created |= Q(created_at__gte=start, created_at__lt=end)
+    rows = (
+        Payout.objects.filter(created, mode=mode)
+        .order_by()
+        .values("status", day=TruncDate("created_at", tzinfo=ZoneInfo(settings.TIME_ZONE)))
+        .annotate(count=Count("id"), amount=Sum("amount"), fees=Sum("fee_amount"))
+    )
+    return {
+        (row["day"], row["status"]): (row["count"], row["amount"] or ZERO, row["fees"] or ZERO)
+        for row in rows
+    }
+
+
+def _day_figures(
+    day: date, rows: dict[tuple[date, str], tuple[int, Decimal, Decimal]]
+) -> DayFigures:
+    figures = []
+    for status, label in PayoutStatus.choices:
+        count, amount, fees = rows.get((day, status), (0, ZERO, ZERO))
+        figures.append(StatusFigures(status, label, count, amount, fees))
+    return DayFigures(day=day, by_status=tuple(figures))
+
+
+def _series_point(day: date, figures: DayFigures) -> SeriesPoint:
+    successful = next(row for row in figures.by_status if row.status == PayoutStatus.SUCCESSFUL)
+    return SeriesPoint(
+        day=day,
+        successful_count=successful.count,
+        successful_amount=successful.amount,
+        failed_count=figures.status_count(PayoutStatus.FAILED),
+        pending_count=sum(figures.status_count(status) for status in NOT_FINAL_STATUSES),
+    )
+
+
+def oldest_pending(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout]:
+    """Reserved, processing and dispatched payouts, created longest ago first."""
+    return (
+        Payout.objects.filter(mode=mode, status__in=WAITING_STATUSES)
+        .select_related("merchant")
+        .annotate(waiting_since=F("created_at"))
+        .order_by("created_at", "id")[:limit]
+    )
+
+
+def oldest_ambiguous(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout]:
+    """Ambiguous payouts, ambiguous longest first (since creation when the instant is unknown)."""
+    return (
+        Payout.objects.filter(mode=mode, status=PayoutStatus.AMBIGUOUS)
+        .select_related("merchant")
+        .annotate(waiting_since=Coalesce("ambiguous_since", "created_at"))
+        .order_by("waiting_since", "id")[:limit]
+    )
+
+
+def _waiting(payouts: QuerySet[Payout], now: datetime) -> tuple[WaitingPayout, ...]:
+    return tuple(
+        WaitingPayout(payout=payout, since=payout.waiting_since, age=now - payout.waiting_since)
+        for payout in payouts
+    )
+
+
+def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> FinanceDashboard:
+    """Everything the finance dashboard shows for the Lagos ``day`` and ``mode``."""
+    now = local_now() if now is None else now
+    today = local_date(now)
+    days = series_days(day)
+    windows = [(days[0], days[-1])]
+    if not days[0] <= today <= days[-1]:
+        windows.append((today, today))
+    rows = _day_status_rows(mode=mode, windows=windows)
+    figures_by_day = {each: _day_figures(each, rows) for each in {*days, today}}
+
+    totals = Payout.objects.filter(mode=mode, status__in=NOT_FINAL_STATUSES).aggregate(
+        pending=Count("id", filter=Q(status__in=WAITING_STATUSES)),
+        ambiguous=Count("id", filter=Q(status=PayoutStatus.AMBIGUOUS)),
+    )
+    return FinanceDashboard(
+        day=day,
+        today=today,
+        mode=mode,
+        chosen=figures_by_day[day],
+        today_figures=figures_by_day[today],
+        series=tuple(_series_point(each, figures_by_day[each]) for each in days),
+        oldest_pending=_waiting(oldest_pending(mode=mode), now),
+        oldest_ambiguous=_waiting(oldest_ambiguous(mode=mode), now),
+        pending_total=totals["pending"],
+        ambiguous_total=totals["ambiguous"],
+        exceptions=exceptions_unresolved_count(mode=mode),
+    )

@@ -1,0 +1,180 @@
+"""Input and output serializers for the events routes (an extension beside the specification's
+routes: the merchant reads what their server was told and asks for it again)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import models
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.api.fields import IsoDateTimeParamField
+from webhooks.models import DeliveryStatus, DeliveryTarget, Event, EventType
+from webhooks.selectors import event_latest_deliveries
+
+EVENT_TYPES_TEXT = ", ".join(EventType.values)
+
+
+def _enum_schema(choices: type[models.TextChoices], description: str) -> dict[str, Any]:
+    """A choice set as its own named schema component: left to drf-spectacular, these would be
+    named after the field (``StatusEnum``, ``TypeEnum``) and collide with other apps' ones."""
+    return {"type": "string", "enum": list(choices.values), "description": description}
+
+
+@extend_schema_field(
+    _enum_schema(
+        DeliveryStatus,
+        "pending (an attempt is due), succeeded (a 2xx answer), failed (retry window ended)",
+    ),
+    component_name="DeliveryStatusEnum",
+)
+class DeliveryStatusField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=DeliveryStatus.choices, **kwargs)
+
+
+@extend_schema_field(
+    _enum_schema(
+        DeliveryTarget,
+        "callback_url (the transaction's callback URL) or webhook_url (the merchant's)",
+    ),
+    component_name="DeliveryTargetEnum",
+)
+class DeliveryTargetField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=DeliveryTarget.choices, **kwargs)
+
+
+@extend_schema_field(_enum_schema(EventType, "the event type"), component_name="EventTypeEnum")
+class EventTypeField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=EventType.choices, **kwargs)
+
+
+# --- List parameters -------------------------------------------------------------------------
+
+
+class EventListParamsSerializer(serializers.Serializer):
+    """The event list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+
+    type = EventTypeField(
+        required=False,
+        help_text="only events of this type",
+        error_messages={"invalid_choice": f"must be one of {EVENT_TYPES_TEXT}"},
+    )
+    from_date = IsoDateTimeParamField(
+        required=False, help_text="ISO 8601 lower bound on creation (inclusive)"
+    )
+    to_date = IsoDateTimeParamField(
+        required=False,
+        end_of_day=True,
+        help_text="ISO 8601 upper bound on creation (inclusive; a bare date covers the day)",
+    )
+    reference = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="exact transaction or payout reference the event concerns",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("from_date"), attrs.get("to_date")
+        if start is not None and end is not None and end < start:
+            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
+        return attrs
+
+
+# --- Output ----------------------------------------------------------------------------------
+
+
+class DeliverySummarySerializer(serializers.Serializer):
+    """The latest delivery chain to one target (a resend replaces the chain it resends)."""
+
+    status = DeliveryStatusField()
+    attempt_count = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(
+        allow_null=True,
+        help_text="HTTP status of the last attempt; null before the first or without an answer",
+    )
+    next_attempt_at = serializers.DateTimeField(allow_null=True)
+    delivered_at = serializers.DateTimeField(allow_null=True)
+
+
+class DeliveryStatusSerializer(serializers.Serializer):
+    """One summary per target; null when the event was never sent there."""
+
+    callback_url = DeliverySummarySerializer(
+        allow_null=True, help_text="the collection transaction's callback URL"
+    )
+    webhook_url = DeliverySummarySerializer(
+        allow_null=True, help_text="the merchant's webhook URL for the mode"
+    )
+
+
+class EventListItemSerializer(serializers.Serializer):
+    id = serializers.CharField(source="event_id", help_text="the event id (evt_…) in the payload")
+    type = EventTypeField(source="event_type")
+    reference = serializers.CharField(help_text="the transaction or payout reference")
+    created_at = serializers.DateTimeField()
+    delivery_status = serializers.SerializerMethodField()
+
+    @extend_schema_field(DeliveryStatusSerializer)
+    def get_delivery_status(self, event: Event) -> dict[str, Any]:
+        latest = event_latest_deliveries(event=event)
+        return DeliveryStatusSerializer(
+            {target: latest.get(target) for target in DeliveryTarget.values}
+        ).data
+
+
+class DeliveryAttemptSerializer(serializers.Serializer):
+    attempt_number = serializers.IntegerField()
+    status_code = serializers.IntegerField(
+        allow_null=True, help_text="null: no answer (timeout, connection error, refused URL)"
+    )
+    succeeded = serializers.BooleanField()
+    error = serializers.CharField(help_text="empty when an answer was received")
+    latency_ms = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class DeliverySerializer(serializers.Serializer):
+    """One attempt chain: the event to one URL, retried until a 2xx answer or the window ends."""
+
+    id = serializers.IntegerField()
+    target = DeliveryTargetField()
+    url = serializers.CharField()
+    status = DeliveryStatusField()
+    attempt_count = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    next_attempt_at = serializers.DateTimeField(allow_null=True)
+    give_up_at = serializers.DateTimeField()
+    delivered_at = serializers.DateTimeField(allow_null=True)
+    resend_of = serializers.IntegerField(
+        source="resend_of_id",
+        allow_null=True,
+        help_text="the delivery this one resends; null for the original deliveries",
+    )
+    created_at = serializers.DateTimeField()
+    attempts = DeliveryAttemptSerializer(many=True)
+
+
+class EventDetailSerializer(EventListItemSerializer):
+    payload = serializers.SerializerMethodField(
+        help_text="the JSON object every delivery of the event sends, parsed"
+    )
+    body = serializers.CharField(
+        help_text=(
+            "the exact JSON text sent (UTF-8): X-Webhook-Signature is the hex HMAC-SHA512 of "
+            "these bytes with the webhook secret"
+        )
+    )
+    deliveries = DeliverySerializer(
+        many=True, help_text="every attempt chain, oldest first, resends included"
+    )
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_payload(self, event: Event) -> Any:
+        return json.loads(event.body)
