@@ -29,13 +29,14 @@ FROM generate_series(1, :list_id) AS i;
 
 INSERT INTO wallets_wallet (id, merchant_id, mode, currency, status, available_balance,
                             reserved_balance, static_account_number, static_bank_name,
-                            static_account_name, created_at, updated_at)
+                            static_account_name, low_balance_threshold, low_balance_alerted,
+                            created_at, updated_at)
 SELECT i, i, 'test', 'NGN', 'active', :funded, 0, '2' || lpad(i::text, 9, '0'),
-       'Sandbox Test Bank', 'Bench Merchant ' || i, now(), now()
+       'Sandbox Test Bank', 'Bench Merchant ' || i, NULL::bigint, false, now(), now()
 FROM generate_series(1, :list_id) AS i
 UNION ALL
 SELECT 100000 + i, i, 'live', 'NGN', 'active', 0, 0, '3' || lpad(i::text, 9, '0'),
-       'Wema Bank', 'Bench Merchant ' || i, now(), now()
+       'Wema Bank', 'Bench Merchant ' || i, NULL::bigint, false, now(), now()
 FROM generate_series(1, :list_id) AS i;
 
 -- Funding: one ledger entry (id = wallet id) and its funding transfer per test wallet.
@@ -59,6 +60,7 @@ INSERT INTO payouts_payout (id, merchant_id, wallet_id, mode, internal_reference
                             request_fingerprint, account_number, account_name, bank_code,
                             bank_name, bank_id, currency, amount, fee_amount, total_debit_amount,
                             status, narration, error_message, provider_name, provider_reference,
+                            nip_session_id, returned_at, return_reason,
                             provider_responses, dispatch_attempts, dispatch_claimed_at,
                             verify_before_send, dispatched_at, ambiguous_since, next_requery_at,
                             requery_count, created_at, completed_at, updated_at)
@@ -70,7 +72,7 @@ SELECT i + 1, :list_id, :list_id, 'test',
        CASE WHEN i % 5 = 0 THEN 'failed' ELSE 'successful' END,
        'seeded payout ' || i,
        CASE WHEN i % 5 = 0 THEN 'Transfer reversed by the beneficiary bank (sandbox)' END,
-       'sandbox', 'TRF_seed_' || i, '[]'::jsonb, 1, ts.created_at, false,
+       'sandbox', 'TRF_seed_' || i, '', NULL::timestamptz, '', '[]'::jsonb, 1, ts.created_at, false,
        ts.created_at + interval '1 second', NULL, NULL, 0,
        ts.created_at, ts.created_at + interval '2 seconds', ts.created_at + interval '2 seconds'
 FROM generate_series(0, :n_payouts - 1) AS i
