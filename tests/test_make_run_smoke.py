@@ -28,8 +28,9 @@ def _wait_for(url: str, *, timeout: float) -> requests.Response:
     last_error: Exception | None = None
     while time.monotonic() < deadline:
         try:
-            return requests.get(url, timeout=2)
-        except requests.ConnectionError as error:
+            return requests.get(url, timeout=5)
+        except (requests.ConnectionError, requests.Timeout) as error:
+            # Not listening yet, or listening while its workers still boot: ask again.
             last_error = error
             time.sleep(0.5)
     raise AssertionError(f"{url} did not answer within {timeout}s: {last_error}")
