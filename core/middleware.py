@@ -21,7 +21,8 @@ def _error_json(message: str, status: int) -> JsonResponse:
 class RequestGuardMiddleware:
     """Refuses, before any view or parser runs:
 
-    * bodies larger than ``REQUEST_BODY_MAX_BYTES`` (413 in the envelope) and a
+    * bodies larger than ``REQUEST_BODY_MAX_BYTES`` (or the path's own limit in
+      ``REQUEST_BODY_MAX_BYTES_BY_PATH``) (413 in the envelope) and a
       ``Content-Length`` that is not a non-negative integer (400);
     * outside the JSON API, a path holding control characters (NUL included): it names
       nothing, so it is the 404 page (HTML under ``/checkout/``). The JSON API checks its
@@ -32,7 +33,9 @@ class RequestGuardMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        limit = settings.REQUEST_BODY_MAX_BYTES
+        limit = getattr(settings, "REQUEST_BODY_MAX_BYTES_BY_PATH", {}).get(
+            request.path, settings.REQUEST_BODY_MAX_BYTES
+        )
         raw_length = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw_length)

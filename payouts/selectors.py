@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import Count, Q, QuerySet, Subquery
 
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
-from payouts.models import Payout, PayoutStatus
+from payouts.models import Payout, PayoutBatch, PayoutStatus
 from payouts.rules import payout_currency_validate
 from wallets.models import Wallet
 from wallets.selectors import payout_fee_calculate
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from merchants.models import Merchant
 
 PAYOUT_NOT_FOUND_MESSAGE = "Payout not found"
+MAX_DATABASE_ID = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class PayoutListFilters:
     created_to: datetime | None = None  # inclusive
     reference: str | None = None
     currency: str = CURRENCY_NGN
+    batch_id: int | None = None  # extension: the payouts a bulk request created
 
 
 def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
@@ -67,6 +69,9 @@ def payout_list(
     filters = filters or PayoutListFilters()
     payout_currency_validate(currency=filters.currency)
     queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
+    if filters.batch_id is not None:
+        # Another merchant's or mode's batch holds none of this wallet's payouts: an empty list.
+        queryset = queryset.filter(batch_id=filters.batch_id)
     if filters.status:
         queryset = queryset.filter(status=filters.status)
     if filters.created_from is not None:
@@ -90,6 +95,34 @@ def payout_get(*, merchant: Merchant, mode: str, payout_id: int) -> Payout:
     if payout is None:
         raise NotFoundError(PAYOUT_NOT_FOUND_MESSAGE)
     return payout
+
+
+PAYOUT_BATCH_NOT_FOUND_MESSAGE = "Payout batch not found"
+
+
+def payout_batch_get(*, merchant: Merchant, mode: str, batch_id: int) -> PayoutBatch:
+    """One bulk request of the merchant in this mode; 404 for another merchant's or mode's."""
+    batch = None
+    if 0 < batch_id <= MAX_DATABASE_ID:
+        batch = PayoutBatch.objects.filter(pk=batch_id, merchant=merchant, mode=mode).first()
+    if batch is None:
+        raise NotFoundError(PAYOUT_BATCH_NOT_FOUND_MESSAGE)
+    return batch
+
+
+def payout_batch_status_counts(*, batch: PayoutBatch) -> dict[str, int]:
+    """How many of the batch's payouts are in each of the six statuses now (zeros included);
+    one grouped query on ``payout_batch_idx``."""
+    counts = dict.fromkeys(PayoutStatus.values, 0)
+    rows = (
+        Payout.objects.filter(batch=batch)
+        .order_by()
+        .values_list("status")
+        .annotate(count=Count("id"))
+    )
+    for status, count in rows:
+        counts[status] = count
+    return counts
 
 
 def payout_ids_due_for_requery(*, now: datetime, limit: int) -> list[int]:

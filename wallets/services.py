@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -190,7 +190,7 @@ def _require_non_negative(amount: Decimal, *, name: str) -> Decimal:
     return amount.quantize(TWO_PLACES)
 
 
-def _ledger_write(
+def _ledger_entry_build(
     *,
     wallet: Wallet,
     entry_type: str,
@@ -201,14 +201,16 @@ def _ledger_write(
     fee_amount: Decimal = ZERO,
     payout_id: int | None = None,
     description: str = "",
-) -> LedgerEntry:
-    """Applies the deltas to the locked wallet and records the entry; same transaction.
+) -> tuple[LedgerEntry, bool]:
+    """Applies the deltas to the locked wallet in memory and builds the entry that explains
+    them (not saved yet); True when this entry takes the available balance below the
+    low-balance threshold.
 
-    Keeps the low-balance alert too, with the row already locked and loaded (no query without a
-    threshold, one more column saved when it flips): ``low_balance_alerted`` holds exactly when
-    available < threshold, so an armed (not alerted) wallet was at or above the threshold before
-    this write; ending it below is the downward crossing, which sets the flag and sends
-    ``wallet_balance_low`` once the entry exists. Ending an alerted wallet at or above re-arms.
+    Keeps the low-balance alert too, with the row already locked and loaded: ``low_balance_
+    alerted`` holds exactly when available < threshold, so an armed (not alerted) wallet was at
+    or above the threshold before this entry; ending it below is the downward crossing, which
+    sets the flag (``wallet_balance_low`` is sent once the entry exists). Ending an alerted
+    wallet at or above re-arms.
     """
     available_after = wallet.available_balance + available_delta
     reserved_after = wallet.reserved_balance + reserved_delta
@@ -219,15 +221,12 @@ def _ledger_write(
         raise WalletBalanceLimitError()
     wallet.available_balance = available_after
     wallet.reserved_balance = reserved_after
-    update_fields = ["available_balance", "reserved_balance", "updated_at"]
     threshold = wallet.low_balance_threshold
     crossed_below = False
     if threshold is not None and (available_after < threshold) != wallet.low_balance_alerted:
         crossed_below = not wallet.low_balance_alerted
         wallet.low_balance_alerted = crossed_below
-        update_fields.append("low_balance_alerted")
-    wallet.save(update_fields=update_fields)
-    entry = LedgerEntry.objects.create(
+    entry = LedgerEntry(
         wallet=wallet,
         entry_type=entry_type,
         amount=amount,
@@ -240,14 +239,57 @@ def _ledger_write(
         payout_id=payout_id,
         description=description[:255],
     )
+    return entry, crossed_below
+
+
+def _wallet_balances_save(wallet: Wallet, *, alerted_before: bool) -> None:
+    """Saves the balances (and the alert flag when it flipped) of the locked wallet."""
+    update_fields = ["available_balance", "reserved_balance", "updated_at"]
+    if wallet.low_balance_alerted != alerted_before:
+        update_fields.append("low_balance_alerted")
+    wallet.save(update_fields=update_fields)
+
+
+def _balance_low_send(wallet: Wallet, entry: LedgerEntry) -> None:
+    wallet_balance_low.send(
+        sender=Wallet,
+        wallet=wallet,
+        available_balance=entry.available_balance_after,
+        low_balance_threshold=wallet.low_balance_threshold,
+        ledger_entry=entry,
+    )
+
+
+def _ledger_write(
+    *,
+    wallet: Wallet,
+    entry_type: str,
+    amount: Decimal,
+    available_delta: Decimal,
+    reserved_delta: Decimal,
+    reference: str,
+    fee_amount: Decimal = ZERO,
+    payout_id: int | None = None,
+    description: str = "",
+) -> LedgerEntry:
+    """Applies the deltas to the locked wallet and records the entry; same transaction (no
+    query for the alert without a threshold, one more column saved when it flips)."""
+    alerted_before = wallet.low_balance_alerted
+    entry, crossed_below = _ledger_entry_build(
+        wallet=wallet,
+        entry_type=entry_type,
+        amount=amount,
+        available_delta=available_delta,
+        reserved_delta=reserved_delta,
+        reference=reference,
+        fee_amount=fee_amount,
+        payout_id=payout_id,
+        description=description,
+    )
+    _wallet_balances_save(wallet, alerted_before=alerted_before)
+    entry.save(force_insert=True)
     if crossed_below:
-        wallet_balance_low.send(
-            sender=Wallet,
-            wallet=wallet,
-            available_balance=available_after,
-            low_balance_threshold=threshold,
-            ledger_entry=entry,
-        )
+        _balance_low_send(wallet, entry)
     return entry
 
 
@@ -274,6 +316,60 @@ def wallet_reserve(
         reference=reference,
         payout_id=payout_id,
     )
+
+
+@dataclass(frozen=True)
+class WalletReservation:
+    """One payout's total debit to reserve (``wallet_reserve_each``)."""
+
+    amount: Decimal
+    reference: str
+    payout_id: int | None = None
+
+
+def wallet_reserve_each(
+    *, wallet: Wallet, reservations: Sequence[WalletReservation]
+) -> list[LedgerEntry | None]:
+    """``wallet_reserve`` for many payouts at once (a bulk payout), in order, on the instance
+    returned by :func:`wallet_lock` in the current transaction.
+
+    Each reservation the available balance left by the ones before it still covers moves its
+    amount from available to reserved with its own ``payout_reserve`` entry, as
+    ``wallet_reserve`` writes it; one it does not cover gets ``None`` and changes nothing (the
+    caller refuses it). Two statements whatever the count: the wallet's balances, then the
+    entries. A wallet that is not active refuses them all (``WalletInactiveError``).
+    """
+    if not _in_atomic_block():
+        raise RuntimeError("wallet_reserve_each must be called inside transaction.atomic()")
+    if wallet.status != WalletStatus.ACTIVE:
+        raise WalletInactiveError()
+    alerted_before = wallet.low_balance_alerted
+    answers: list[LedgerEntry | None] = []
+    crossing: LedgerEntry | None = None
+    for reservation in reservations:
+        amount = _require_positive(reservation.amount)
+        if wallet.available_balance < amount:
+            answers.append(None)
+            continue
+        entry, crossed_below = _ledger_entry_build(
+            wallet=wallet,
+            entry_type=LedgerEntryType.PAYOUT_RESERVE,
+            amount=amount,
+            available_delta=-amount,
+            reserved_delta=amount,
+            reference=reservation.reference,
+            payout_id=reservation.payout_id,
+        )
+        answers.append(entry)
+        if crossed_below:
+            crossing = entry
+    entries = [entry for entry in answers if entry is not None]
+    if entries:
+        _wallet_balances_save(wallet, alerted_before=alerted_before)
+        LedgerEntry.objects.bulk_create(entries)
+        if crossing is not None and wallet.low_balance_alerted:
+            _balance_low_send(wallet, crossing)
+    return answers
 
 
 @transaction.atomic
@@ -533,6 +629,7 @@ def fee_tiers_validate(*, tiers: Iterable[tuple[Decimal, Decimal | None]]) -> No
 __all__ = [
     "FundingResult",
     "NameEnquiryResult",
+    "WalletReservation",
     "beneficiary_account_number_validate",
     "fee_tiers_validate",
     "funding_receive",
@@ -543,6 +640,7 @@ __all__ = [
     "wallet_lock",
     "wallet_release",
     "wallet_reserve",
+    "wallet_reserve_each",
     "wallet_status_set",
     "wallets_create_for_merchant",
 ]

@@ -180,7 +180,13 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
 
 # --- Request limits -------------------------------------------------------------------------
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, 2_621_440)
+# A bulk payout carries up to 500 payouts (about 150 bytes each, up to 1.5 KB with a long
+# narration and key): it has a limit of its own.
+REQUEST_BODY_MAX_BYTES_BULK = env.int("REQUEST_BODY_MAX_BYTES_BULK", default=1024 * 1024)
+REQUEST_BODY_MAX_BYTES_BY_PATH = {
+    "/api/v1/transactions/in/merchant-wallet/payouts/bulk": REQUEST_BODY_MAX_BYTES_BULK,
+}
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_BODY_MAX_BYTES, REQUEST_BODY_MAX_BYTES_BULK, 2_621_440)
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -197,6 +203,7 @@ REST_FRAMEWORK = {
         "write": env.str("THROTTLE_RATE_WRITE", default="600/min"),
         "name_enquiry": env.str("THROTTLE_RATE_NAME_ENQUIRY", default="60/min"),
         "event_resend": env.str("THROTTLE_RATE_EVENT_RESEND", default="30/min"),
+        "payout_bulk": env.str("THROTTLE_RATE_PAYOUT_BULK", default="30/min"),
     },
     "COERCE_DECIMAL_TO_STRING": True,
 }
@@ -214,6 +221,11 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "APPEND_COMPONENTS": {
         "schemas": SCHEMA_COMPONENTS,
+    },
+    # A bulk payout's status beside the payout's own ``status`` (which keeps ``StatusEnum``).
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "payouts.models.PayoutStatus",
+        "PayoutBatchStatusEnum": "payouts.models.PayoutBatchStatus",
     },
 }
 

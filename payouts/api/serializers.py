@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api.exceptions import validation_message
 from core.api.fields import (
     AmountField,
     IsoDateTimeParamField,
@@ -13,8 +15,11 @@ from core.api.fields import (
     StrictCharField,
     StrictSerializer,
 )
+from core.exceptions import ApplicationError
 from core.money import CURRENCY_NGN
-from payouts.models import PayoutStatus
+from payouts.models import PayoutBatchItemResult, PayoutBatchStatus, PayoutStatus
+from payouts.selectors import MAX_DATABASE_ID
+from payouts.services import BATCH_MAX_ITEMS, PayoutBatchItem
 
 STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
 BENEFICIARY_ACCOUNT_FIELDS = ("account_number", "bank_code", "bank_id")
@@ -108,6 +113,125 @@ class PayoutCreateInputSerializer(StrictSerializer):
         return value
 
 
+# --- Bulk create (extension) -----------------------------------------------------------------
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` only: strings and numbers are refused."""
+
+    default_error_messages = {"invalid": "must be true or false"}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class PayoutBatchItemInputSerializer(PayoutCreateInputSerializer):
+    """One item of a bulk request: the single create's fields, but the currency is the
+    batch's."""
+
+    currency = None  # type: ignore[assignment]
+
+
+class _AnyJsonValue(serializers.Field):
+    """Whatever the item is: it is checked on its own afterwards."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+BATCH_ITEMS_COUNT_RULE = f"must hold between 1 and {BATCH_MAX_ITEMS} payouts"
+
+
+@extend_schema_field(PayoutBatchItemInputSerializer(many=True))
+class PayoutBatchItemsField(serializers.ListField):
+    """1 to ``BATCH_MAX_ITEMS`` items; each is checked on its own afterwards
+    (``payout_batch_items_parse``), so that a malformed item rejects only itself."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("child", _AnyJsonValue())
+        kwargs.setdefault("min_length", 1)
+        kwargs.setdefault("max_length", BATCH_MAX_ITEMS)
+        kwargs.setdefault(
+            "error_messages",
+            {
+                "not_a_list": "must be a list of payouts",
+                "empty": BATCH_ITEMS_COUNT_RULE,
+                "min_length": BATCH_ITEMS_COUNT_RULE,
+                "max_length": BATCH_ITEMS_COUNT_RULE,
+            },
+        )
+        super().__init__(**kwargs)
+
+
+class PayoutBatchCreateInputSerializer(StrictSerializer):
+    """The bulk request around its items."""
+
+    batch_reference = StrictCharField(
+        max_length=100,
+        trim_whitespace=False,
+        help_text="The request's idempotency key, unique per wallet: the same reference with "
+        "the same items answers the first answer again (duplicate true); with other items, 409",
+    )
+    currency = StrictCharField(
+        required=False, default=CURRENCY_NGN, trim_whitespace=False, allow_blank=True
+    )
+    atomic = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="true: every item is reserved or none is, and the first failing item's error "
+        "names it (items[3].amount: ...); false (default): each item is accepted or rejected "
+        "on its own",
+    )
+    items = PayoutBatchItemsField(
+        help_text=f"1 to {BATCH_MAX_ITEMS} payouts, each with the single create's fields (or "
+        "beneficiary_id in place of the account) and its own idempotency_key, unique within "
+        "the batch"
+    )
+
+    def validate_batch_reference(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("This field may not be blank.")
+        return value
+
+
+ITEM_NOT_AN_OBJECT_MESSAGE = "must be a JSON object"
+
+
+def payout_batch_items_parse(raw_items: list[Any]) -> list[PayoutBatchItem]:
+    """Each item of a bulk request checked as a single create's body would be: its arguments,
+    or the message a single create would answer (``amount: must be ...``)."""
+    parsed = []
+    for raw in raw_items:
+        if not isinstance(raw, dict):
+            parsed.append(
+                PayoutBatchItem(
+                    idempotency_key=None,
+                    error=ApplicationError(ITEM_NOT_AN_OBJECT_MESSAGE),
+                    sent=raw,
+                )
+            )
+            continue
+        key = raw.get("idempotency_key")
+        key = key if isinstance(key, str) else None
+        serializer = PayoutBatchItemInputSerializer(data=raw)
+        if serializer.is_valid():
+            parsed.append(PayoutBatchItem(idempotency_key=key, arguments=serializer.validated_data))
+        else:
+            parsed.append(
+                PayoutBatchItem(
+                    idempotency_key=key,
+                    error=ApplicationError(validation_message(serializer.errors)),
+                    sent=raw,
+                )
+            )
+    return parsed
+
+
 # --- List ------------------------------------------------------------------------------------
 
 
@@ -123,6 +247,16 @@ class PayoutListParamsSerializer(serializers.Serializer):
     from_date = IsoDateTimeParamField(required=False)
     to_date = IsoDateTimeParamField(required=False, end_of_day=True)
     reference = serializers.CharField(required=False, max_length=200)
+    batch_id = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_DATABASE_ID,
+        error_messages={
+            "invalid": "must be a positive integer",
+            "min_value": "must be a positive integer",
+            "max_value": "must be a positive integer",
+        },
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("from_date"), attrs.get("to_date")
@@ -181,6 +315,69 @@ class PayoutOutputSerializer(serializers.Serializer):
 class PayoutCreateOutputSerializer(serializers.Serializer):
     payout = PayoutOutputSerializer()
     duplicate = serializers.BooleanField()
+
+
+# --- Bulk output (extension) -------------------------------------------------------------------
+
+
+class PayoutBatchOutputSerializer(serializers.Serializer):
+    """A bulk request: how it ended and what it reserved. ``accepted`` items created payouts
+    (the totals are theirs), ``duplicates`` named earlier payouts by their keys, ``rejected``
+    ones created nothing."""
+
+    id = serializers.IntegerField()
+    batch_reference = serializers.CharField()
+    status = serializers.ChoiceField(choices=PayoutBatchStatus.choices)
+    atomic = serializers.BooleanField()
+    currency = serializers.CharField()
+    total_items = serializers.IntegerField()
+    accepted = serializers.IntegerField(source="accepted_count")
+    duplicates = serializers.IntegerField(source="duplicate_count")
+    rejected = serializers.IntegerField(source="rejected_count")
+    total_amount = MoneyField()
+    total_fee_amount = MoneyField()
+    total_debit_amount = MoneyField()
+    created_at = serializers.DateTimeField()
+
+
+class PayoutBatchItemErrorOutputSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    statusCode = serializers.IntegerField(source="status_code")  # named as in the envelope
+
+
+class PayoutBatchItemOutputSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="the item's place in the request, from 0")
+    idempotency_key = serializers.CharField(allow_null=True)
+    result = serializers.ChoiceField(choices=PayoutBatchItemResult.choices)
+    payout = PayoutOutputSerializer(
+        allow_null=True, help_text="the payout created (accepted) or replayed (duplicate)"
+    )
+    error = PayoutBatchItemErrorOutputSerializer(
+        allow_null=True, help_text="why the item was rejected, as a single create would answer"
+    )
+
+
+class PayoutBatchCreateOutputSerializer(serializers.Serializer):
+    batch = PayoutBatchOutputSerializer()
+    items = PayoutBatchItemOutputSerializer(many=True, help_text="in request order")
+    duplicate = serializers.BooleanField(
+        help_text="true when this answers an earlier request with the same batch_reference"
+    )
+
+
+class PayoutStatusCountsOutputSerializer(serializers.Serializer):
+    reserved = serializers.IntegerField()
+    processing = serializers.IntegerField()
+    dispatched = serializers.IntegerField()
+    ambiguous = serializers.IntegerField()
+    successful = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
+class PayoutBatchDetailOutputSerializer(PayoutBatchOutputSerializer):
+    payout_status_counts = PayoutStatusCountsOutputSerializer(
+        help_text="how many of the batch's payouts are in each status now"
+    )
 
 
 # --- Test helper: a return after success -----------------------------------------------------

@@ -1,6 +1,8 @@
 from django.urls import path
 
 from payouts.api.views import (
+    PayoutBatchCreateApi,
+    PayoutBatchDetailApi,
     PayoutDetailApi,
     PayoutListCreateApi,
     PayoutQuoteApi,
@@ -15,6 +17,16 @@ urlpatterns = [
         name="payout-quote",
     ),
     path("transactions/in/merchant-wallet/payouts", PayoutListCreateApi.as_view(), name="payouts"),
+    path(
+        "transactions/in/merchant-wallet/payouts/bulk",
+        PayoutBatchCreateApi.as_view(),
+        name="payout-bulk",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/bulk/<int:batch_id>",
+        PayoutBatchDetailApi.as_view(),
+        name="payout-bulk-detail",
+    ),
     path(
         "transactions/in/merchant-wallet/payouts/<int:payout_id>",
         PayoutDetailApi.as_view(),

@@ -37,7 +37,7 @@ from integrations.paystack import paystack_signature_compute
 from merchants.models import Mode
 from merchants.services import MerchantCreated
 from payment_items.demo import demo_catalogue_seed
-from payouts.models import Payout
+from payouts.models import Payout, PayoutBatch
 from payouts.services import payout_create
 from wallets.api.views import funding_signature_compute
 from wallets.models import FundingTransfer, LedgerEntry
@@ -55,6 +55,7 @@ STORED = (
     FundingTransfer,
     LedgerEntry,
     Payout,
+    PayoutBatch,
     CollectionTransaction,
     TransactionAttempt,
     Event,
@@ -79,6 +80,7 @@ class World:
             {
                 "payout_id": self.payout_id,
                 "beneficiary_id": 1,  # the world saves none: a 404 once the text passes
+                "batch_id": 1,  # the world makes no bulk payout: a 404 once the text passes
                 "payment_item_id": self.payment_item_id,
                 "reference": self.reference,
                 "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
@@ -165,6 +167,13 @@ def _payout(world: World) -> dict[str, Any]:
         "amount": "10.00",
         "idempotency_key": "hostile-payout-2",
         "narration": "rent",
+    }
+
+
+def _bulk_payout(world: World) -> dict[str, Any]:
+    return {
+        "batch_reference": "hostile-batch-1",
+        "items": [{**_payout(world), "idempotency_key": "hostile-bulk-1"}],
     }
 
 
@@ -257,9 +266,20 @@ ROUTES = [
     Route(
         "GET",
         API + "transactions/in/merchant-wallet/payouts",
-        query=("page", "limit", "from_date", "to_date", "status", "reference", "currency"),
+        query=(
+            "page",
+            "limit",
+            "from_date",
+            "to_date",
+            "status",
+            "reference",
+            "currency",
+            "batch_id",
+        ),
     ),
     Route("POST", API + "transactions/in/merchant-wallet/payouts", _payout),
+    Route("POST", API + "transactions/in/merchant-wallet/payouts/bulk", _bulk_payout),
+    Route("GET", API + "transactions/in/merchant-wallet/payouts/bulk/<int:batch_id>"),
     Route("GET", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>"),
     Route(
         "GET",

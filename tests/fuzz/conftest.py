@@ -1,5 +1,6 @@
-"""A merchant world for the schema fuzzer: funded test wallet, catalogue, a payout and a
-collection transaction, so generated requests can reach real objects as well as 404s."""
+"""A merchant world for the schema fuzzer: funded test wallet, catalogue, a payout, a bulk
+payout and a collection transaction, so generated requests can reach real objects as well as
+404s."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from merchants.services import MerchantCreated, webhook_settings_set
 from payment_items.demo import demo_catalogue_seed
 from payouts.events import payout_event_emit
 from payouts.models import PayoutStatus
-from payouts.services import payout_create
+from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
 from tests.payouts.factories import PayoutFactory
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
@@ -42,6 +43,7 @@ class FuzzWorld:
     event_id: str
     successful_payout_id: int  # what the return helper needs: a successful payout
     beneficiary_id: int
+    batch_id: int
 
     @property
     def headers(self) -> dict[str, str]:
@@ -56,6 +58,7 @@ class FuzzWorld:
             "reference": self.transaction_reference,
             "event_id": self.event_id,
             "beneficiary_id": self.beneficiary_id,
+            "batch_id": self.batch_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -119,6 +122,22 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
     ).transaction
     webhook_settings_set(merchant=merchant, mode=Mode.TEST, url=WEBHOOK_URL)
     settled = PayoutFactory(wallet=wallet, status=PayoutStatus.SUCCESSFUL, narration="fuzz event")
+    batch = payout_batch_create(
+        merchant=merchant,
+        mode=Mode.TEST,
+        batch_reference="fuzz-batch-1",
+        items=[
+            PayoutBatchItem(
+                idempotency_key="fuzz-bulk-1",
+                arguments={
+                    "account_number": "0123456789",
+                    "bank_code": "058",
+                    "amount": Decimal("250.00"),
+                    "idempotency_key": "fuzz-bulk-1",
+                },
+            )
+        ],
+    ).batch
     payout_event_emit(payout=settled)
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
@@ -135,4 +154,5 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
             bank_code="058",
             nickname="fuzz",
         ).beneficiary.pk,
+        batch_id=batch.pk,
     )

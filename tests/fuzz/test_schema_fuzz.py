@@ -42,7 +42,7 @@ from schemathesis.checks import (
 from collections_app.models import CollectionTransaction, TransactionAttempt
 from core.api.parsers import MAX_JSON_DEPTH
 from integrations.paystack import paystack_signature_compute
-from payouts.models import Payout
+from payouts.models import Payout, PayoutBatch
 from tests.fuzz.conftest import FuzzWorld
 from wallets.api.views import funding_signature_compute
 from wallets.models import FundingTransfer, LedgerEntry
@@ -195,7 +195,15 @@ SIGNERS: dict[str, Callable[[bytes], dict[str, str]]] = {
         "X-Paystack-Signature": paystack_signature_compute(body, secret_key=FUZZ_PAYSTACK_SECRET)
     },
 }
-STORED = (FundingTransfer, LedgerEntry, Payout, CollectionTransaction, TransactionAttempt, Event)
+STORED = (
+    FundingTransfer,
+    LedgerEntry,
+    Payout,
+    PayoutBatch,
+    CollectionTransaction,
+    TransactionAttempt,
+    Event,
+)
 
 hostile_text = st.one_of(
     st.tuples(st.text(max_size=8), st.sampled_from(UNSTORABLE), st.text(max_size=8)).map("".join),
