@@ -28,7 +28,7 @@ from beneficiaries.selectors import beneficiary_get, beneficiary_list
 from beneficiaries.services import beneficiary_create, beneficiary_delete
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse
+from core.api.responses import EnvelopeResponse, envelope_example
 
 TAGS = ["Beneficiaries"]
 CREATED_MESSAGE = "Beneficiary saved"
@@ -43,10 +43,6 @@ _EXAMPLE_BENEFICIARY: dict[str, Any] = {
     "nickname": "Warehouse rent",
     "created_at": "2026-03-02T09:15:04.118000+01:00",
 }
-
-
-def _envelope(data: Any, message: str, status_code: int = 200) -> dict[str, Any]:
-    return {"status": True, "message": message, "data": data, "statusCode": status_code}
 
 
 class BeneficiaryListCreateApi(MerchantApi):
@@ -93,13 +89,13 @@ class BeneficiaryListCreateApi(MerchantApi):
                 "Saved",
                 response_only=True,
                 status_codes=["201"],
-                value=_envelope(_EXAMPLE_BENEFICIARY, CREATED_MESSAGE, 201),
+                value=envelope_example(_EXAMPLE_BENEFICIARY, CREATED_MESSAGE, 201),
             ),
             OpenApiExample(
                 "Already saved",
                 response_only=True,
                 status_codes=["200"],
-                value=_envelope(_EXAMPLE_BENEFICIARY, EXISTING_MESSAGE),
+                value=envelope_example(_EXAMPLE_BENEFICIARY, EXISTING_MESSAGE),
             ),
         ],
     )
@@ -132,7 +128,7 @@ class BeneficiaryListCreateApi(MerchantApi):
             OpenApiExample(
                 "One page",
                 response_only=True,
-                value=_envelope(
+                value=envelope_example(
                     {
                         "items": [_EXAMPLE_BENEFICIARY],
                         "pagination": {
@@ -186,7 +182,7 @@ class BeneficiaryDetailApi(MerchantApi):
             OpenApiExample(
                 "Beneficiary",
                 response_only=True,
-                value=_envelope(_EXAMPLE_BENEFICIARY, "Beneficiary retrieved successfully"),
+                value=envelope_example(_EXAMPLE_BENEFICIARY, "Beneficiary retrieved successfully"),
             )
         ],
     )
@@ -216,7 +212,7 @@ class BeneficiaryDetailApi(MerchantApi):
             OpenApiExample(
                 "Deleted",
                 response_only=True,
-                value=_envelope(_EXAMPLE_BENEFICIARY, "Beneficiary deleted"),
+                value=envelope_example(_EXAMPLE_BENEFICIARY, "Beneficiary deleted"),
             )
         ],
     )

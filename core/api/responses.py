@@ -20,3 +20,8 @@ class EnvelopeResponse(Response):
     ) -> None:
         super().__init__(data=data, status=status, headers=headers)
         self.envelope_message = message
+
+
+def envelope_example(data: Any, message: str, status_code: int = 200) -> dict[str, Any]:
+    """A success answer as the envelope renderer writes it, for OpenAPI examples."""
+    return {"status": True, "message": message, "data": data, "statusCode": status_code}

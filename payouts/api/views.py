@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse
+from core.api.responses import EnvelopeResponse, envelope_example
 from core.exceptions import ConflictError, NotFoundError
 from merchants.models import Mode
 from payouts.api.serializers import (
@@ -103,10 +103,6 @@ _EXAMPLE_BATCH: dict[str, Any] = {
     "total_debit_amount": "2510.00",
     "created_at": "2026-03-02T09:15:04.101000+01:00",
 }
-
-
-def _envelope(data: Any, message: str, status_code: int = 200) -> dict[str, Any]:
-    return {"status": True, "message": message, "data": data, "statusCode": status_code}
 
 
 class PayoutQuoteApi(MerchantApi):
@@ -365,7 +361,7 @@ class PayoutBatchCreateApi(MerchantApi):
                 "Accepted, duplicate, rejected",
                 response_only=True,
                 status_codes=["202"],
-                value=_envelope(
+                value=envelope_example(
                     {
                         "batch": _EXAMPLE_BATCH,
                         "items": [
@@ -449,7 +445,7 @@ class PayoutBatchDetailApi(MerchantApi):
             OpenApiExample(
                 "A batch",
                 response_only=True,
-                value=_envelope(
+                value=envelope_example(
                     {
                         **_EXAMPLE_BATCH,
                         "payout_status_counts": {

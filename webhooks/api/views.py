@@ -14,7 +14,7 @@ from rest_framework.request import Request
 
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse
+from core.api.responses import EnvelopeResponse, envelope_example
 from webhooks.api.serializers import (
     EventDetailSerializer,
     EventListItemSerializer,
@@ -133,10 +133,6 @@ _EXAMPLE_RESENT = {
 }
 
 
-def _envelope(data: object, message: str, status: int = 200) -> dict[str, object]:
-    return {"status": True, "message": message, "data": data, "statusCode": status}
-
-
 EVENT_ID_PARAMETER = OpenApiParameter(
     "event_id",
     str,
@@ -166,7 +162,7 @@ class EventListApi(MerchantApi):
             OpenApiExample(
                 "a page of events",
                 response_only=True,
-                value=_envelope(
+                value=envelope_example(
                     {
                         "items": [_EXAMPLE_ITEM],
                         "pagination": {
@@ -227,7 +223,7 @@ class EventDetailApi(MerchantApi):
             OpenApiExample(
                 "a payout event delivered on the second attempt",
                 response_only=True,
-                value=_envelope(_EXAMPLE_DETAIL, DETAIL_MESSAGE),
+                value=envelope_example(_EXAMPLE_DETAIL, DETAIL_MESSAGE),
             )
         ],
     )
@@ -265,7 +261,7 @@ class EventResendApi(MerchantApi):
                 "queued again",
                 response_only=True,
                 status_codes=["202"],
-                value=_envelope(_EXAMPLE_RESENT, RESEND_MESSAGE, 202),
+                value=envelope_example(_EXAMPLE_RESENT, RESEND_MESSAGE, 202),
             )
         ],
     )
