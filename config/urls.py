@@ -4,7 +4,11 @@ from django.forms import Form
 from django.http import HttpRequest
 from django.urls import include, path, re_path
 from django_otp.admin import OTPAdminAuthenticationForm, OTPAdminSite
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from config import health
 from core.api.views import api_route_not_found
@@ -37,6 +41,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_router")),
     path("checkout/", include("collections_app.urls")),

@@ -27,6 +27,7 @@ def payout_event_data(*, payout: Payout) -> dict[str, Any]:
         "id": payout.pk,
         "reference": payout.internal_reference,
         "internal_reference": payout.internal_reference,
+        "idempotency_key": payout.idempotency_key,
         "status": payout.status,
         "mode": payout.mode,
         "currency": payout.currency,

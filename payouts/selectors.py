@@ -82,6 +82,7 @@ def payout_list(
         reference = filters.reference
         queryset = queryset.filter(
             Q(internal_reference=reference)
+            | Q(idempotency_key=reference)
             | Q(nip_session_id=reference)
             | Q(account_number=reference)
             | Q(account_name__icontains=reference)

@@ -1,4 +1,4 @@
-"""Saved-beneficiary routes (an extension beside the spec's routes): save, list, details,
+"""Saved-beneficiary routes: save, list, details,
 delete. A payout is made to a saved beneficiary through the payout create's ``beneficiary_id``.
 
 Saving answers 201 with the new beneficiary, or 200 with the one already saved for that account
@@ -29,8 +29,8 @@ from beneficiaries.services import beneficiary_create, beneficiary_delete
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse, envelope_example
+from core.api.schema_components import ApiTag
 
-TAGS = ["Beneficiaries"]
 CREATED_MESSAGE = "Beneficiary saved"
 EXISTING_MESSAGE = "Beneficiary already saved"
 
@@ -48,6 +48,8 @@ _EXAMPLE_BENEFICIARY: dict[str, Any] = {
 class BeneficiaryListCreateApi(MerchantApi):
     """Save (POST) and list (GET) the merchant's beneficiaries of the key's mode."""
 
+    openapi_tag = ApiTag.BENEFICIARIES
+
     error_statuses = (503,)
 
     @property
@@ -58,7 +60,6 @@ class BeneficiaryListCreateApi(MerchantApi):
     @extend_schema(
         operation_id="beneficiary_create",
         summary="Save a beneficiary (name resolved by name enquiry)",
-        tags=TAGS,
         request=BeneficiaryCreateInputSerializer,
         responses={
             201: OpenApiResponse(SavedBeneficiaryOutputSerializer, description="saved"),
@@ -114,7 +115,6 @@ class BeneficiaryListCreateApi(MerchantApi):
     @extend_schema(
         operation_id="beneficiary_list",
         summary="List saved beneficiaries, newest first",
-        tags=TAGS,
         parameters=[
             OpenApiParameter("page", int, description="default 1"),
             OpenApiParameter("limit", int, description="1 to 200, default 50"),
@@ -171,12 +171,13 @@ class BeneficiaryDetailApi(MerchantApi):
     """One saved beneficiary (GET) and its deletion (DELETE); 404 for another merchant's, the
     other mode's or a deleted one."""
 
+    openapi_tag = ApiTag.BENEFICIARIES
+
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="beneficiary_retrieve",
         summary="One saved beneficiary",
-        tags=TAGS,
         responses=SavedBeneficiaryOutputSerializer,
         examples=[
             OpenApiExample(
@@ -200,7 +201,6 @@ class BeneficiaryDetailApi(MerchantApi):
     @extend_schema(
         operation_id="beneficiary_delete",
         summary="Delete a saved beneficiary",
-        tags=TAGS,
         request=None,
         responses={200: SavedBeneficiaryOutputSerializer},
         description=(

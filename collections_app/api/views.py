@@ -12,6 +12,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from collections_app.api import examples
 from collections_app.api.serializers import (
     TestHelperCompleteInputSerializer,
     TransactionInitializeInputSerializer,
@@ -36,6 +37,7 @@ from core.api.base import ForbiddenMerchantApi
 from core.api.parsers import json_body_load
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
+from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from merchants.models import Mode
@@ -48,12 +50,23 @@ PAYSTACK_CHARGE_EVENTS = frozenset({"charge.success", "charge.failed"})
 
 
 class TransactionInitializeApi(ForbiddenMerchantApi):
+    openapi_tag = ApiTag.COLLECTIONS
     error_statuses = (409, 503)
 
     @extend_schema(
         operation_id="transactions_initialize",
         summary="Initialize a collection transaction for a payment item",
-        tags=["Collections"],
+        description=(
+            "Starts a payment by your customer for one of your payment items. Card: redirect "
+            "the customer to data.authorization_url, our hosted checkout. Bank transfer: the "
+            "answer may carry payment_instructions (an account number and the exact amount "
+            "to send). amount_to_be_paid is what the customer pays: the amount plus the "
+            "collection fee. The outcome reaches your callback_url (the customer's browser) "
+            "and your webhook URL (signed). transaction_reference is yours and idempotent: the "
+            "same one with the same details answers the first transaction again; with other "
+            "details, 409. The callback URL must be an https or http URL on a public host."
+        ),
+        examples=examples.INITIALIZE_EXAMPLES,
         request=TransactionInitializeInputSerializer,
         responses=TransactionInitializeOutputSerializer,
     )
@@ -72,10 +85,18 @@ class TransactionInitializeApi(ForbiddenMerchantApi):
 
 
 class TransactionStatusApi(ForbiddenMerchantApi):
+    openapi_tag = ApiTag.COLLECTIONS
+
     @extend_schema(
         operation_id="transactions_check_status",
         summary="Check a collection transaction's status",
-        tags=["Collections"],
+        description=(
+            "The payment status of one transaction by its reference (ours, TXN_…, or your "
+            "transaction_reference): pending, successful, failed, cancelled or expired, with "
+            "the payment item, the customer and the business. Check it before you fulfil an "
+            "order: a callback alone proves nothing. An unknown reference is a 400."
+        ),
+        examples=examples.STATUS_EXAMPLES,
         responses=TransactionStatusOutputSerializer,
     )
     def get(self, request: Request, reference: str) -> EnvelopeResponse:
@@ -90,12 +111,18 @@ class TransactionStatusApi(ForbiddenMerchantApi):
 
 
 class TransactionSearchApi(ForbiddenMerchantApi):
+    openapi_tag = ApiTag.COLLECTIONS
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="transactions_search",
         summary="Everything about one collection transaction",
-        tags=["Collections"],
+        description=(
+            "The whole record of one transaction by its reference: amounts (paid, to be paid, "
+            "fee), channel, gateway, attempts, the revenue split, the payment item, customer "
+            "and business. An unknown reference is a 404."
+        ),
+        examples=examples.SEARCH_EXAMPLES,
         responses=TransactionSearchOutputSerializer,
     )
     def get(self, request: Request, reference: str) -> EnvelopeResponse:
@@ -112,12 +139,18 @@ class TransactionSearchApi(ForbiddenMerchantApi):
 class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
     """Test mode only: settles a pending transaction as a provider confirmation would."""
 
+    openapi_tag = ApiTag.TEST_HELPERS
     error_statuses = (404, 409)
 
     @extend_schema(
         operation_id="test_helpers_transactions_complete",
         summary="Test mode: complete a pending transaction as paid, failed or cancelled",
-        tags=["Test helpers"],
+        description=(
+            "Test mode only. Settles a pending test transaction as the provider's confirmation "
+            "would: the same status change, callback and signed webhook a real payment gives. "
+            "A transaction already final is a 409; a live key gets 404."
+        ),
+        examples=examples.COMPLETE_EXAMPLES,
         request=TestHelperCompleteInputSerializer,
         responses=TransactionSearchOutputSerializer,
     )
@@ -163,14 +196,38 @@ class PaystackWebhookApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes: list = []
+    openapi_tag = ApiTag.PROVIDER_WEBHOOKS
     error_statuses = (401, 503)
 
     @extend_schema(
         operation_id="webhooks_paystack",
         summary="Paystack webhook (live collections): verified, then confirmed by a verify call",
-        tags=["Provider webhooks"],
+        description=(
+            "Called by Paystack for live collection transactions; merchants never call it. "
+            "Authenticated by x-paystack-signature (a hex HMAC-SHA512 of the raw body), not by "
+            "a merchant key: a missing or wrong signature is a 401. The event is only a hint: "
+            "the outcome is read back from Paystack's verify call. A transaction already final "
+            "is left alone, so a redelivered event changes nothing; other events and unknown "
+            "references answer 200 with data null so Paystack stops resending; a failed verify "
+            "answers 503 so Paystack tries again."
+        ),
         request={"application/json": {"type": "object"}},
-        responses={200: OpenApiResponse(description="Accepted (applied, ignored or duplicate)")},
+        responses={
+            200: OpenApiResponse(
+                {
+                    "type": "object",
+                    "nullable": True,
+                    "properties": {
+                        "reference": {"type": "string"},
+                        "payment_status": {"type": "string"},
+                    },
+                    "required": ["reference", "payment_status"],
+                },
+                description="Accepted: applied, already processed (data as shown) or ignored "
+                "(data null)",
+            )
+        },
+        examples=examples.PAYSTACK_WEBHOOK_EXAMPLES,
         auth=[],
     )
     def post(self, request: Request) -> EnvelopeResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiExample
 from rest_framework.response import Response
 
 
@@ -25,3 +26,36 @@ class EnvelopeResponse(Response):
 def envelope_example(data: Any, message: str, status_code: int = 200) -> dict[str, Any]:
     """A success answer as the envelope renderer writes it, for OpenAPI examples."""
     return {"status": True, "message": message, "data": data, "statusCode": status_code}
+
+
+def response_example(
+    name: str, data: Any, message: str, status_code: int = 200, description: str = ""
+) -> OpenApiExample:
+    """An OpenAPI example of a success answer in the envelope, under its status code."""
+    return OpenApiExample(
+        name,
+        value=envelope_example(data, message, status_code),
+        response_only=True,
+        status_codes=[str(status_code)],
+        description=description,
+    )
+
+
+def request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
+    """An OpenAPI example of a request body."""
+    return OpenApiExample(name, value=value, request_only=True, description=description)
+
+
+def page_example(items: list[Any], *, limit: int = 50) -> dict[str, Any]:
+    """A one-page list's ``data`` as paginated routes answer it, for OpenAPI examples."""
+    return {
+        "items": items,
+        "pagination": {
+            "page": 1,
+            "limit": limit,
+            "total": len(items),
+            "total_pages": 1 if items else 0,
+            "has_next_page": False,
+            "has_previous_page": False,
+        },
+    }

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.openapi import AutoSchema
 
 from core.api.auth_styles import AuthErrorStyle
+from core.api.schema_components import ApiTag
 
 ERROR_ENVELOPE_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
 FORBIDDEN_BARE_REF = {"$ref": "#/components/schemas/ForbiddenError"}
@@ -49,13 +51,43 @@ def _error_response(status_code: int, schema: dict[str, Any]) -> dict[str, Any]:
 class EnvelopeAutoSchema(AutoSchema):
     """Wraps 2xx JSON bodies in ``{status, message, data, statusCode}`` and adds error bodies.
 
-    Views may set ``error_statuses`` (for example ``(404, 409)``) beyond the defaults.
+    Views may set ``error_statuses`` (for example ``(404, 409)``) beyond the defaults. Every
+    view under ``/api/v1/`` names its part of the API with ``openapi_tag`` (an ``ApiTag``).
     """
+
+    _examples_are_whole_answers = False
+
+    def _get_examples(self, *args: Any, **kwargs: Any) -> Any:
+        """Every example is a whole answer (the envelope around a list, too), so it is shown as
+        written, never wrapped as one item of a list."""
+        self._examples_are_whole_answers = True
+        try:
+            return super()._get_examples(*args, **kwargs)
+        finally:
+            self._examples_are_whole_answers = False
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        if self._examples_are_whole_answers:
+            return False
+        return super()._is_list_view(serializer)
+
+    def get_tags(self) -> list[str]:
+        tag = getattr(self.view, "openapi_tag", None)
+        if self.path.startswith("/api/v1/") and not isinstance(tag, ApiTag):
+            raise ImproperlyConfigured(
+                f"{type(self.view).__name__} must set openapi_tag to an ApiTag"
+            )
+        return [tag.value] if isinstance(tag, ApiTag) else super().get_tags()
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         operation = super().get_operation(*args, **kwargs)
         if not operation or not self.path.startswith("/api/v1/"):
             return operation
+        for parameter in operation.get("parameters", []):
+            schema = parameter.get("schema", {})
+            if parameter.get("in") == "path" and schema.get("type") == "integer":
+                # An id in the path is digits only: anything else names no route (404).
+                schema.setdefault("minimum", 0)
         responses: dict[str, Any] = operation.setdefault("responses", {})
         for code, response in list(responses.items()):
             if not str(code).startswith("2"):

@@ -1,6 +1,71 @@
-"""OpenAPI components for the two error shapes; imported by settings, so it imports nothing."""
+"""OpenAPI components for the two error shapes and the API's tags; imported by settings, so it
+imports nothing of the project."""
 
+from enum import StrEnum
 from typing import Any
+
+
+class ApiTag(StrEnum):
+    """The parts of the API, one tag each; every view names its own (``openapi_tag``)."""
+
+    PAYOUTS = "Payouts"
+    BENEFICIARIES = "Beneficiaries"
+    WALLET = "Wallet"
+    BANKS = "Banks"
+    PAYMENT_ITEMS = "Payment items"
+    COLLECTIONS = "Collections"
+    EVENTS = "Events"
+    TEST_HELPERS = "Test helpers"
+    PROVIDER_WEBHOOKS = "Provider webhooks"
+
+
+_TAG_DESCRIPTIONS: dict[ApiTag, str] = {
+    ApiTag.PAYOUTS: (
+        "Send money from the merchant wallet to any Nigerian bank account: quote the fee, "
+        "create a payout (idempotent per wallet), list and look one up, requery its status "
+        "with the provider, and create up to 500 in one bulk request. A payout moves "
+        "reserved → processing → dispatched → successful or failed (ambiguous while the "
+        "provider's answer is inconclusive; its funds stay reserved until it is settled)."
+    ),
+    ApiTag.BENEFICIARIES: (
+        "Saved bank accounts to pay again without sending the account each time: a payout or "
+        "a bulk item may carry beneficiary_id in place of account_number and bank_code."
+    ),
+    ApiTag.WALLET: (
+        "The merchant wallet of the key's mode: available and reserved balances, the ledger "
+        "of every balance change, a daily settlement statement (JSON or CSV) and the "
+        "low-balance alert."
+    ),
+    ApiTag.BANKS: (
+        "The banks a payout can go to (their codes and ids) and name enquiry: the account "
+        "holder's name at a bank before you pay."
+    ),
+    ApiTag.PAYMENT_ITEMS: (
+        "The products and services a business sells, with their prices and revenue splits; "
+        "a collection transaction pays for one."
+    ),
+    ApiTag.COLLECTIONS: (
+        "Collect from your customers: initialize a transaction (the customer pays on the "
+        "hosted checkout by card or bank transfer), then check its status or search for it "
+        "by reference. Your callback URL and signed webhooks tell your server the outcome."
+    ),
+    ApiTag.EVENTS: (
+        "Every webhook event sent to your server, with its delivery attempts; fetch one or "
+        "send it again to your current webhook URL."
+    ),
+    ApiTag.TEST_HELPERS: (
+        "Test mode only (a test secret key): fund the test wallet, complete a collection, "
+        "make a bank return a successful payout. A live key gets 404 on these routes."
+    ),
+    ApiTag.PROVIDER_WEBHOOKS: (
+        "Routes the payment providers call (signed by them, not by a merchant key): wallet "
+        "funding notifications and Paystack events. Merchants never call these."
+    ),
+}
+
+API_TAGS: list[dict[str, str]] = [
+    {"name": tag.value, "description": _TAG_DESCRIPTIONS[tag]} for tag in ApiTag
+]
 
 SCHEMA_COMPONENTS: dict[str, Any] = {
     "ErrorEnvelope": {

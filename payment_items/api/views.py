@@ -7,6 +7,8 @@ from rest_framework.request import Request
 
 from core.api.base import PaymentItemMerchantApi
 from core.api.responses import EnvelopeResponse
+from core.api.schema_components import ApiTag
+from payment_items.api import examples
 from payment_items.api.serializers import (
     PaymentItemDetailOutputSerializer,
     PaymentItemListOutputSerializer,
@@ -15,10 +17,18 @@ from payment_items.selectors import payment_item_get, payment_item_list
 
 
 class PaymentItemListApi(PaymentItemMerchantApi):
+    openapi_tag = ApiTag.PAYMENT_ITEMS
+
     @extend_schema(
         operation_id="payment_items_list",
         summary="List the merchant's active payment items",
-        tags=["Payment items"],
+        description=(
+            "Every active, not deleted payment item of the merchant in the key's mode, with its "
+            "category, the form fields its checkout asks for and its revenue split. An amount "
+            "of 0.00 means the customer's amount is accepted (any amount); otherwise a "
+            "collection must be for exactly that amount."
+        ),
+        examples=examples.LIST_EXAMPLES,
         responses=PaymentItemListOutputSerializer(many=True),
     )
     def get(self, request: Request) -> EnvelopeResponse:
@@ -30,12 +40,17 @@ class PaymentItemListApi(PaymentItemMerchantApi):
 
 
 class PaymentItemDetailApi(PaymentItemMerchantApi):
+    openapi_tag = ApiTag.PAYMENT_ITEMS
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="payment_items_retrieve",
-        summary="One payment item (detail view)",
-        tags=["Payment items"],
+        summary="Retrieve a payment item",
+        description=(
+            "One payment item of the merchant in the key's mode, with the full category and "
+            "sub-category records. Another merchant's item, or one of the other mode, is a 404."
+        ),
+        examples=examples.DETAIL_EXAMPLES,
         responses=PaymentItemDetailOutputSerializer,
     )
     def get(self, request: Request, payment_item_id: int) -> EnvelopeResponse:

@@ -280,6 +280,11 @@ class PayoutOutputSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     internal_reference = serializers.CharField()
+    idempotency_key = serializers.CharField(
+        help_text="Extension: the idempotency_key the merchant sent with the create, so a "
+        "payout can be tied back to the merchant's own record; the list's reference filter "
+        "finds a payout by it too."
+    )
     beneficiary = BeneficiaryOutputSerializer(source="*")
     currency = serializers.CharField()
     amount = MoneyField()

@@ -4,10 +4,7 @@ selector, serialize the result; the business rules live in ``payouts.services`` 
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import (
-    OpenApiExample,
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
@@ -18,9 +15,11 @@ from rest_framework.request import Request
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse, envelope_example
+from core.api.responses import EnvelopeResponse
+from core.api.schema_components import ApiTag
 from core.exceptions import ConflictError, NotFoundError
 from merchants.models import Mode
+from payouts.api import examples
 from payouts.api.serializers import (
     PayoutBatchCreateInputSerializer,
     PayoutBatchCreateOutputSerializer,
@@ -63,55 +62,24 @@ RETURNED_MESSAGE = "Payout returned; the amount is back in the available balance
 TEST_RETURN_REASON = "Returned by the beneficiary bank (test helper)"
 BATCH_CREATED_MESSAGE = "Bulk payout accepted for processing"
 BATCH_DUPLICATE_MESSAGE = "Bulk payout request already accepted"
-BATCH_TAGS = ["transactions"]  # beside the payout routes
-
-_EXAMPLE_PAYOUT: dict[str, Any] = {
-    "id": 1201,
-    "internal_reference": "po_20260302_3f9a1c2b4d5e6f708192",
-    "beneficiary": {
-        "account_number": "0123456789",
-        "account_name": "SALAMI NGOZI UCHE",
-        "bank_code": "058",
-        "bank_name": "Guaranty Trust Bank",
-    },
-    "currency": "NGN",
-    "amount": "2500.00",
-    "fee_amount": "10.00",
-    "total_debit_amount": "2510.00",
-    "status": "reserved",
-    "narration": "March salary",
-    "error_message": None,
-    "nip_session_id": None,
-    "returned_at": None,
-    "return_reason": None,
-    "created_at": "2026-03-02T09:15:04.118000+01:00",
-    "completed_at": None,
-    "updated_at": "2026-03-02T09:15:04.118000+01:00",
-}
-_EXAMPLE_BATCH: dict[str, Any] = {
-    "id": 88,
-    "batch_reference": "salaries-2026-03",
-    "status": "partially_accepted",
-    "atomic": False,
-    "currency": "NGN",
-    "total_items": 3,
-    "accepted": 1,
-    "duplicates": 1,
-    "rejected": 1,
-    "total_amount": "2500.00",
-    "total_fee_amount": "10.00",
-    "total_debit_amount": "2510.00",
-    "created_at": "2026-03-02T09:15:04.101000+01:00",
-}
 
 
 class PayoutQuoteApi(MerchantApi):
     """Fee and total debit for a prospective payout; reserves nothing."""
 
+    openapi_tag = ApiTag.PAYOUTS
+
     @extend_schema(
         operation_id="payout_quote",
+        summary="Quote a payout's fee",
+        description=(
+            "The fee and the total a payout of this amount would debit from the available "
+            "balance (amount + fee), from the merchant's fee schedule. Reserves nothing and "
+            "creates nothing; the create charges the same fee."
+        ),
         request=PayoutQuoteInputSerializer,
         responses=PayoutQuoteOutputSerializer,
+        examples=examples.QUOTE_EXAMPLES,
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutQuoteInputSerializer(data=request.data)
@@ -125,20 +93,26 @@ class PayoutQuoteApi(MerchantApi):
 class PayoutListCreateApi(MerchantApi):
     """Create (POST) and list (GET) on one path."""
 
+    openapi_tag = ApiTag.PAYOUTS
     error_statuses = (404, 409, 503)
 
     @extend_schema(
         operation_id="payout_create",
+        summary="Create a payout",
         request=PayoutCreateInputSerializer,
         responses={202: PayoutCreateOutputSerializer},
         description=(
-            "Reserves amount + fee from the available balance and accepts the payout for "
-            "asynchronous processing. Same idempotency_key and identical parameters: the "
-            "original payout with duplicate=true (202); different parameters: 409. Extension: "
-            "beneficiary_id (a saved beneficiary) in place of account_number, bank_code and "
-            "bank_id; the account name is resolved again all the same; an unknown or deleted "
-            "beneficiary is a 404."
+            "Resolves the beneficiary's account name, reserves amount + fee from the available "
+            "balance and accepts the payout for asynchronous processing (status reserved; "
+            "signed payout.* webhooks tell you how it ends). Idempotent per wallet: the same "
+            "idempotency_key with identical parameters answers the original payout with "
+            "duplicate=true (202); with different parameters, 409. The payout echoes your "
+            "idempotency_key, and the list's reference filter finds it. beneficiary_id (a saved "
+            "beneficiary) may stand in place of account_number, bank_code and bank_id; the "
+            "account name is resolved again all the same; an unknown or deleted beneficiary is "
+            "a 404. Too little available balance is a 400 and reserves nothing."
         ),
+        examples=examples.create_examples(CREATED_MESSAGE, DUPLICATE_MESSAGE),
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutCreateInputSerializer(data=request.data)
@@ -161,6 +135,14 @@ class PayoutListCreateApi(MerchantApi):
 
     @extend_schema(
         operation_id="payout_list",
+        summary="List payouts",
+        description=(
+            "The payouts of the key's wallet, newest first, a page at a time (pagination.total "
+            "is exact). Filters combine: status, creation time range (from_date, to_date), "
+            "reference (our internal reference, your idempotency_key, the NIP session id, the "
+            "beneficiary's account number, or part of the account name) and batch_id."
+        ),
+        examples=examples.LIST_EXAMPLES,
         parameters=[
             OpenApiParameter("currency", str, description="default NGN; only NGN"),
             OpenApiParameter("page", int, description="default 1"),
@@ -171,13 +153,14 @@ class PayoutListCreateApi(MerchantApi):
             OpenApiParameter(
                 "reference",
                 str,
-                description="internal reference, beneficiary account number or name",
+                description="internal reference, idempotency_key, NIP session id, beneficiary "
+                "account number, or part of the account name",
             ),
             OpenApiParameter(
                 "batch_id",
                 int,
-                description="Extension: only the payouts a bulk request created (its "
-                "data.batch.id); another merchant's or mode's batch lists nothing",
+                description="only the payouts a bulk request created (its data.batch.id); "
+                "another merchant's or mode's batch lists nothing",
             ),
         ],
         responses=inline_serializer(
@@ -218,9 +201,19 @@ class PayoutListCreateApi(MerchantApi):
 class PayoutDetailApi(MerchantApi):
     """One payout of the merchant in the key's mode."""
 
+    openapi_tag = ApiTag.PAYOUTS
     error_statuses = (404,)
 
-    @extend_schema(operation_id="payout_retrieve", responses=PayoutOutputSerializer)
+    @extend_schema(
+        operation_id="payout_retrieve",
+        summary="Retrieve a payout",
+        description=(
+            "One payout of the key's wallet by its id, as it stands now. A payout of another "
+            "merchant, or of the other mode (test or live), is a 404."
+        ),
+        responses=PayoutOutputSerializer,
+        examples=examples.DETAIL_EXAMPLES,
+    )
     def get(self, request: Request, payout_id: int) -> EnvelopeResponse:
         payout = payout_get(
             merchant=self.merchant(request), mode=self.mode(request), payout_id=payout_id
@@ -239,10 +232,23 @@ class PayoutRequeryApi(MerchantApi):
     final; 404 for an unknown payout.
     """
 
+    openapi_tag = ApiTag.PAYOUTS
     error_statuses = (404, 409)
 
     @extend_schema(
         operation_id="payout_requery",
+        summary="Requery a payout's status with the provider",
+        description=(
+            "Asks the provider how the transfer ended, without sending it again. 200 when the "
+            "payout is final after the check: successful, or failed with its funds back in the "
+            "available balance. 202 while it is not conclusive (ambiguous, or still reserved or "
+            "processing before the transfer was sent): the funds stay reserved; the service "
+            "keeps asking on its own. 409 for a payout that was already final; 404 for an "
+            "unknown payout."
+        ),
+        examples=examples.requery_examples(
+            REQUERY_SUCCESS_MESSAGE, REQUERY_FAILED_MESSAGE, REQUERY_AMBIGUOUS_MESSAGE
+        ),
         request=None,
         responses={
             200: PayoutOutputSerializer,
@@ -275,10 +281,20 @@ class TestPayoutReturnApi(MerchantApi):
     payout that is not successful. A live key gets 404: the route does not exist in live mode.
     """
 
+    openapi_tag = ApiTag.TEST_HELPERS
     error_statuses = (404, 409)
 
     @extend_schema(
         operation_id="test_helper_payout_return",
+        summary="Test mode: the beneficiary's bank returns a successful payout",
+        description=(
+            "Test mode only. Makes the beneficiary's bank send a successful payout back, as a "
+            "real bank sometimes does days later: the payout stays successful and gains "
+            "returned_at and return_reason, its principal goes back to the available balance, "
+            "and payout.returned is delivered. Once per payout: again, or a payout that is not "
+            "successful, is a 409. A live key gets 404."
+        ),
+        examples=examples.return_examples(RETURNED_MESSAGE),
         request=TestPayoutReturnInputSerializer,
         responses=PayoutOutputSerializer,
     )
@@ -303,17 +319,17 @@ class PayoutBatchCreateApi(MerchantApi):
     """Extension: many payouts in one request. Each accepted item is an ordinary payout
     (reserved, dispatched, listed, requeried like a single one); see ``payout_batch_create``."""
 
+    openapi_tag = ApiTag.PAYOUTS
     error_statuses = (404, 409, 503)
     throttle_scope = "payout_bulk"
 
     @extend_schema(
         operation_id="payout_bulk_create",
-        summary="Create up to 500 payouts in one request (extension)",
-        tags=BATCH_TAGS,
+        summary="Create up to 500 payouts in one request",
         request=PayoutBatchCreateInputSerializer,
         responses={202: PayoutBatchCreateOutputSerializer},
         description=(
-            f"Extension beside the spec's routes. 1 to {BATCH_MAX_ITEMS} items, each with the "
+            f"1 to {BATCH_MAX_ITEMS} items, each with the "
             "single create's fields (account_number, bank_code, optional bank_id, amount, "
             "optional narration, idempotency_key) or beneficiary_id in place of the account; "
             "the currency is the batch's. Each item follows the single create's rules, "
@@ -328,82 +344,7 @@ class PayoutBatchCreateApi(MerchantApi):
             "repeated within the batch is a 400 naming the later item. Answers 202 even when "
             "every item was rejected (data.batch.status rejected)."
         ),
-        examples=[
-            OpenApiExample(
-                "Three payouts",
-                request_only=True,
-                value={
-                    "batch_reference": "salaries-2026-03",
-                    "atomic": False,
-                    "items": [
-                        {
-                            "account_number": "0123456789",
-                            "bank_code": "058",
-                            "amount": "2500",
-                            "narration": "March salary",
-                            "idempotency_key": "salary-2026-03-ada",
-                        },
-                        {
-                            "beneficiary_id": 42,
-                            "amount": "1800.00",
-                            "idempotency_key": "salary-2026-02-obi",
-                        },
-                        {
-                            "account_number": "0123456780",
-                            "bank_code": "058",
-                            "amount": "99999999",
-                            "idempotency_key": "salary-2026-03-uche",
-                        },
-                    ],
-                },
-            ),
-            OpenApiExample(
-                "Accepted, duplicate, rejected",
-                response_only=True,
-                status_codes=["202"],
-                value=envelope_example(
-                    {
-                        "batch": _EXAMPLE_BATCH,
-                        "items": [
-                            {
-                                "index": 0,
-                                "idempotency_key": "salary-2026-03-ada",
-                                "result": "accepted",
-                                "payout": _EXAMPLE_PAYOUT,
-                                "error": None,
-                            },
-                            {
-                                "index": 1,
-                                "idempotency_key": "salary-2026-02-obi",
-                                "result": "duplicate",
-                                "payout": {
-                                    **_EXAMPLE_PAYOUT,
-                                    "id": 1133,
-                                    "internal_reference": "po_20260227_0a1b2c3d4e5f60718293",
-                                    "amount": "1800.00",
-                                    "total_debit_amount": "1810.00",
-                                    "status": "successful",
-                                },
-                                "error": None,
-                            },
-                            {
-                                "index": 2,
-                                "idempotency_key": "salary-2026-03-uche",
-                                "result": "rejected",
-                                "payout": None,
-                                "error": {
-                                    "message": "insufficient available wallet balance",
-                                    "statusCode": 400,
-                                },
-                            },
-                        ],
-                        "duplicate": False,
-                    },
-                    BATCH_CREATED_MESSAGE,
-                    202,
-                ),
-            ),
-        ],
+        examples=examples.bulk_create_examples(BATCH_CREATED_MESSAGE),
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutBatchCreateInputSerializer(data=request.data)
@@ -428,12 +369,12 @@ class PayoutBatchDetailApi(MerchantApi):
     """Extension: one bulk request of the merchant in the key's mode, with how many of its
     payouts are in each status now. Its payouts: ``GET …/payouts?batch_id=``."""
 
+    openapi_tag = ApiTag.PAYOUTS
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="payout_bulk_retrieve",
-        summary="A bulk request and its payouts' statuses (extension)",
-        tags=BATCH_TAGS,
+        summary="Retrieve a bulk request and its payouts' statuses",
         responses=PayoutBatchDetailOutputSerializer,
         description=(
             "The batch as the create answered it (counts and totals of what it reserved) and "
@@ -441,26 +382,7 @@ class PayoutBatchDetailApi(MerchantApi):
             "statuses now. List them with GET …/payouts?batch_id={id}. 404 for another "
             "merchant's or the other mode's batch."
         ),
-        examples=[
-            OpenApiExample(
-                "A batch",
-                response_only=True,
-                value=envelope_example(
-                    {
-                        **_EXAMPLE_BATCH,
-                        "payout_status_counts": {
-                            "reserved": 0,
-                            "processing": 0,
-                            "dispatched": 0,
-                            "ambiguous": 0,
-                            "successful": 1,
-                            "failed": 0,
-                        },
-                    },
-                    "Payout batch retrieved successfully",
-                ),
-            )
-        ],
+        examples=examples.BULK_DETAIL_EXAMPLES,
     )
     def get(self, request: Request, batch_id: int) -> EnvelopeResponse:
         batch = payout_batch_get(

@@ -61,6 +61,8 @@ PAYOUT_KEYS = {
     "nip_session_id",
     "returned_at",
     "return_reason",
+    # The merchant's own idempotency_key, echoed so a payout ties back to the merchant's record.
+    "idempotency_key",
 }
 
 
@@ -83,7 +85,8 @@ def post_create(client: APIClient, body: dict[str, Any]) -> Any:
 
 
 def test_create_answers_202_with_the_payout(test_client, funded_wallet, payload) -> None:
-    response = post_create(test_client, payload(amount="2500.50"))
+    body_sent = payload(amount="2500.50")
+    response = post_create(test_client, body_sent)
     assert response.status_code == 202
     body = response.json()
     assert body["status"] is True
@@ -107,6 +110,7 @@ def test_create_answers_202_with_the_payout(test_client, funded_wallet, payload)
     assert payout["error_message"] is None
     assert payout["completed_at"] is None
     assert payout["internal_reference"].startswith("po_")
+    assert payout["idempotency_key"] == body_sent["idempotency_key"]
     funded_wallet.refresh_from_db()
     assert funded_wallet.available_balance == Decimal("97489.50")
     assert funded_wallet.reserved_balance == Decimal("2510.50")
@@ -441,6 +445,13 @@ def test_filter_by_reference(test_client, listed, field: str, value: str) -> Non
     if value.startswith("po_"):
         value = listed[2].internal_reference
     assert list_ids(test_client.get(PAYOUTS_URL, {field: value})) == [listed[2].pk]
+
+
+def test_filter_by_reference_finds_the_merchants_idempotency_key(test_client, listed) -> None:
+    response = test_client.get(PAYOUTS_URL, {"reference": listed[3].idempotency_key})
+    assert list_ids(response) == [listed[3].pk]
+    assert response.json()["data"]["items"][0]["idempotency_key"] == listed[3].idempotency_key
+    assert response.json()["data"]["pagination"]["total"] == 1
 
 
 def test_currency_ngn_is_accepted(test_client, listed) -> None:

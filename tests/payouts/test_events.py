@@ -34,6 +34,7 @@ def test_successful_payout_emits_one_payout_successful_event(
     body = json.loads(events[0].body)
     assert body["event"] == "payout.successful"
     assert body["data"]["internal_reference"] == payout.internal_reference
+    assert body["data"]["idempotency_key"] == payout.idempotency_key
     assert body["data"]["status"] == "successful"
     assert body["data"]["amount"] == "1000.00"
     assert body["data"]["completed_at"] is not None

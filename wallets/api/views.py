@@ -26,10 +26,12 @@ from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.parsers import json_body_load
 from core.api.renderers import EnvelopeJSONRenderer
 from core.api.request_text import request_text_check
-from core.api.responses import EnvelopeResponse
+from core.api.responses import EnvelopeResponse, response_example
+from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, NotFoundError
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
 from merchants.models import Mode
+from wallets.api import examples
 from wallets.api.serializers import (
     BankOutputSerializer,
     FundingNotificationInputSerializer,
@@ -62,9 +64,20 @@ INVALID_SIGNATURE_MESSAGE = "Invalid or missing provider signature"
 class WalletDetailApi(MerchantApi):
     """The merchant wallet of the key's mode, with its static funding account."""
 
+    openapi_tag = ApiTag.WALLET
     error_statuses = (404,)
 
-    @extend_schema(operation_id="merchant_wallet_retrieve", responses=WalletOutputSerializer)
+    @extend_schema(
+        operation_id="merchant_wallet_retrieve",
+        summary="Retrieve the wallet",
+        description=(
+            "The wallet of the key's mode: the available balance (what payouts can use), the "
+            "reserved balance (held for payouts in flight) and the static account a bank "
+            "transfer to which funds the wallet."
+        ),
+        responses=WalletOutputSerializer,
+        examples=examples.WALLET_EXAMPLES,
+    )
     def get(self, request: Request) -> EnvelopeResponse:
         wallet = wallet_get(merchant=self.merchant(request), mode=self.mode(request))
         return EnvelopeResponse(
@@ -75,10 +88,18 @@ class WalletDetailApi(MerchantApi):
 class WalletLedgerListApi(MerchantApi):
     """Ledger entries of the key's wallet, newest first, paginated like the payout list."""
 
+    openapi_tag = ApiTag.WALLET
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="merchant_wallet_ledger_list",
+        summary="List ledger entries",
+        description=(
+            "Every change to the wallet's balances, newest first: fundings, payout "
+            "reservations, captures, releases and returns, each with its deltas and the "
+            "balances after it. The sum of the deltas is the wallet's balance."
+        ),
+        examples=examples.LEDGER_EXAMPLES,
         parameters=[
             OpenApiParameter("page", int, description="default 1"),
             OpenApiParameter("limit", int, description="1 to 200, default 50"),
@@ -105,15 +126,6 @@ class WalletLedgerListApi(MerchantApi):
         )
 
 
-def _alerts_envelope_example(name: str, message: str, data: dict[str, Any]) -> OpenApiExample:
-    return OpenApiExample(
-        name,
-        value={"status": True, "message": message, "data": data, "statusCode": 200},
-        response_only=True,
-        status_codes=["200"],
-    )
-
-
 ALERTS_RETRIEVED = "Low-balance alert retrieved successfully"
 ALERTS_UPDATED = "Low-balance alert updated"
 ALERTS_ARMED = {
@@ -124,29 +136,36 @@ ALERTS_ARMED = {
 
 
 class WalletAlertsApi(MerchantApi):
-    """The low-balance alert of the key's wallet (an extension beside the spec's routes).
+    """The low-balance alert of the key's wallet.
 
     ``wallet.balance_low`` is sent once when the available balance crosses from at or above the
     threshold to below it, and again only after it has been back at or above the threshold.
     Setting a new threshold the balance is already below sends one alert at once.
     """
 
+    openapi_tag = ApiTag.WALLET
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="merchant_wallet_alerts_retrieve",
-        tags=["Wallet"],
+        summary="Retrieve the low-balance alert",
+        description=(
+            "The wallet's low-balance threshold (null when the alert is off), whether the "
+            "alert has fired since the balance last stood at or above it, and the available "
+            "balance. wallet.balance_low is sent once when the available balance falls below "
+            "the threshold, and again only after it has been back at or above it."
+        ),
         responses=WalletAlertsOutputSerializer,
         examples=[
-            _alerts_envelope_example("Alert armed", ALERTS_RETRIEVED, ALERTS_ARMED),
-            _alerts_envelope_example(
+            response_example("Alert armed", ALERTS_ARMED, ALERTS_RETRIEVED),
+            response_example(
                 "No alert",
-                ALERTS_RETRIEVED,
                 {
                     "low_balance_threshold": None,
                     "low_balance_alerted": False,
                     "available_balance": "125000.00",
                 },
+                ALERTS_RETRIEVED,
             ),
         ],
     )
@@ -156,7 +175,7 @@ class WalletAlertsApi(MerchantApi):
 
     @extend_schema(
         operation_id="merchant_wallet_alerts_update",
-        tags=["Wallet"],
+        summary="Set or turn off the low-balance alert",
         request=WalletAlertsInputSerializer,
         responses=WalletAlertsOutputSerializer,
         description=(
@@ -174,15 +193,15 @@ class WalletAlertsApi(MerchantApi):
             OpenApiExample(
                 "Turn the alert off", value={"low_balance_threshold": None}, request_only=True
             ),
-            _alerts_envelope_example("Alert armed", ALERTS_UPDATED, ALERTS_ARMED),
-            _alerts_envelope_example(
+            response_example("Alert armed", ALERTS_ARMED, ALERTS_UPDATED),
+            response_example(
                 "Already below so alerted at once",
-                ALERTS_UPDATED,
                 {
                     "low_balance_threshold": "200000.00",
                     "low_balance_alerted": True,
                     "available_balance": "125000.00",
                 },
+                ALERTS_UPDATED,
             ),
         ],
     )
@@ -225,19 +244,25 @@ class WalletStatementApi(MerchantApi):
     (one row per day and a totals row). Errors are always the JSON envelope."""
 
     renderer_classes = [EnvelopeJSONRenderer, StatementCsvRenderer]
+    openapi_tag = ApiTag.WALLET
     error_statuses = (404, 406)
 
     @extend_schema(
         operation_id="merchant_wallet_statement_retrieve",
+        summary="Daily settlement statement",
+        examples=examples.STATEMENT_EXAMPLES,
         parameters=[WalletStatementParamsSerializer],
         responses={
             (200, "application/json"): WalletStatementOutputSerializer,
             (200, "text/csv"): OpenApiTypes.STR,
         },
         description=(
-            "Days are Africa/Lagos days; from_date to to_date covers at most "
-            f"{STATEMENT_MAX_DAYS} days and ends no later than today. CSV with Accept: text/csv "
-            "or format=csv; errors are always the JSON envelope."
+            "Opening balances, movements (fundings, payouts reserved, payouts captured with "
+            "their fees, releases, returns) and closing balances for each day and for the "
+            "range. Days are Africa/Lagos days; from_date to to_date covers at most "
+            f"{STATEMENT_MAX_DAYS} days and ends no later than today. CSV (one row per day "
+            "and a totals row) with Accept: text/csv or format=csv; errors are always the JSON "
+            "envelope."
         ),
     )
     def get(self, request: Request) -> HttpResponseBase:
@@ -283,7 +308,18 @@ class WalletStatementApi(MerchantApi):
 class BankListApi(MerchantApi):
     """The active banks (cached)."""
 
-    @extend_schema(operation_id="bank_list", responses=BankOutputSerializer(many=True))
+    openapi_tag = ApiTag.BANKS
+
+    @extend_schema(
+        operation_id="bank_list",
+        summary="List banks",
+        description=(
+            "The banks a payout can go to: bank_code is what a payout, a name enquiry or a "
+            "saved beneficiary takes; id is the optional bank_id of a payout."
+        ),
+        responses=BankOutputSerializer(many=True),
+        examples=examples.BANK_LIST_EXAMPLES,
+    )
     def get(self, request: Request) -> EnvelopeResponse:
         return EnvelopeResponse(
             BankOutputSerializer(bank_list(), many=True).data,
@@ -294,14 +330,22 @@ class BankListApi(MerchantApi):
 class NameEnquiryApi(MerchantApi):
     """Resolves a beneficiary's account name through the mode's provider.
 
-    The spec's success example omits ``statusCode``; this service keeps the full envelope.
+    The success answer keeps the whole envelope, ``statusCode`` included.
     """
 
+    openapi_tag = ApiTag.BANKS
     throttle_scope = "name_enquiry"
     error_statuses = (503,)
 
     @extend_schema(
         operation_id="payout_name_enquiry",
+        summary="Resolve an account holder's name",
+        description=(
+            "The name the bank holds for this account number, so you can show it before you "
+            "pay. An account the bank does not know is a 400; the provider being unreachable "
+            "is a 503 (try again later). The payout create resolves the name again itself."
+        ),
+        examples=examples.NAME_ENQUIRY_EXAMPLES,
         request=NameEnquiryInputSerializer,
         responses=NameEnquiryOutputSerializer,
     )
@@ -321,10 +365,19 @@ class TestWalletFundApi(MerchantApi):
     A live key gets 404: the route does not exist in live mode.
     """
 
+    openapi_tag = ApiTag.TEST_HELPERS
     error_statuses = (404, 409)
 
     @extend_schema(
         operation_id="test_helper_wallet_fund",
+        summary="Test mode: fund the test wallet",
+        description=(
+            "Test mode only. Simulates a bank transfer into the test wallet's static account: "
+            "the amount is credited to the available balance at once, with a funding ledger "
+            "entry. The same reference again records nothing more (duplicate=true). A live key "
+            "gets 404."
+        ),
+        examples=examples.TEST_FUND_EXAMPLES,
         request=TestWalletFundInputSerializer,
         responses=TestWalletFundOutputSerializer,
     )
@@ -367,10 +420,21 @@ class FundingNotificationApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes: list = []
+    openapi_tag = ApiTag.PROVIDER_WEBHOOKS
     error_statuses = (401, 404, 409)
 
     @extend_schema(
         operation_id="funding_notification",
+        summary="Wallet funding notification from the collection provider",
+        description=(
+            "Called by the collection provider when a bank transfer reaches a wallet's static "
+            "account; merchants never call it. Authenticated by a hex HMAC-SHA512 of the raw "
+            "body in the provider's signature header (X-Provider-Signature by default), not by "
+            "a merchant key: a missing or wrong signature is a 401. Idempotent on the "
+            "provider's reference: the same notification again credits nothing more "
+            "(duplicate=true)."
+        ),
+        examples=examples.FUNDING_NOTIFICATION_EXAMPLES,
         request=FundingNotificationInputSerializer,
         responses=FundingOutputSerializer,
         auth=[],

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse, envelope_example
+from core.api.schema_components import ApiTag
 from webhooks.api.serializers import (
     EventDetailSerializer,
     EventListItemSerializer,
@@ -23,7 +24,6 @@ from webhooks.api.serializers import (
 from webhooks.deliveries import event_resend_to_current_urls
 from webhooks.selectors import EventListFilters, event_get, event_list
 
-TAGS = ["Events"]
 LIST_MESSAGE = "Events retrieved successfully"
 DETAIL_MESSAGE = "Event retrieved successfully"
 RESEND_MESSAGE = "Event queued for redelivery"
@@ -145,10 +145,11 @@ EVENT_ID_PARAMETER = OpenApiParameter(
 class EventListApi(MerchantApi):
     """The merchant's events of the key's mode, newest first, paginated like the payout list."""
 
+    openapi_tag = ApiTag.EVENTS
+
     @extend_schema(
         operation_id="event_list",
         summary="List the events sent to your server",
-        tags=TAGS,
         parameters=[
             OpenApiParameter("page", int, description="default 1"),
             OpenApiParameter("limit", int, description="1 to 200, default 50"),
@@ -211,12 +212,13 @@ class EventDetailApi(MerchantApi):
     """One event of the merchant in the key's mode: the payload exactly as sent, and every
     delivery chain (resends included) with its attempts."""
 
+    openapi_tag = ApiTag.EVENTS
+
     error_statuses = (404,)
 
     @extend_schema(
         operation_id="event_retrieve",
         summary="One event: the exact bytes sent and every delivery attempt",
-        tags=TAGS,
         parameters=[EVENT_ID_PARAMETER],
         responses=EventDetailSerializer,
         examples=[
@@ -239,6 +241,8 @@ class EventResendApi(MerchantApi):
     merchant's current webhook URL for the mode and, for a collection event, the transaction's
     callback URL. Queued; the answer is the event with its new pending deliveries."""
 
+    openapi_tag = ApiTag.EVENTS
+
     throttle_scope = "event_resend"
     error_statuses = (404, 409)
 
@@ -252,7 +256,6 @@ class EventResendApi(MerchantApi):
             "the first delivery. 409 when no webhook URL is configured for the mode. Rate "
             "limited per key (THROTTLE_RATE_EVENT_RESEND, default 30/min): 429 with Retry-After."
         ),
-        tags=TAGS,
         parameters=[EVENT_ID_PARAMETER],
         request=None,
         responses={202: EventDetailSerializer},

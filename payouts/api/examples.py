@@ -1,0 +1,245 @@
+"""OpenAPI examples of the payout routes: what a merchant sends and what it gets back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample
+
+from core.api.responses import page_example, request_example, response_example
+
+PAYOUT_EXAMPLE: dict[str, Any] = {
+    "id": 1201,
+    "internal_reference": "po_20260302_3f9a1c2b4d5e6f708192",
+    "idempotency_key": "salary-2026-03-ada",
+    "beneficiary": {
+        "account_number": "0123456789",
+        "account_name": "SALAMI NGOZI UCHE",
+        "bank_code": "058",
+        "bank_name": "Guaranty Trust Bank",
+    },
+    "currency": "NGN",
+    "amount": "2500.00",
+    "fee_amount": "10.00",
+    "total_debit_amount": "2510.00",
+    "status": "reserved",
+    "narration": "March salary",
+    "error_message": None,
+    "nip_session_id": None,
+    "returned_at": None,
+    "return_reason": None,
+    "created_at": "2026-03-02T09:15:04.118000+01:00",
+    "completed_at": None,
+    "updated_at": "2026-03-02T09:15:04.118000+01:00",
+}
+PAYOUT_SUCCESSFUL_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_EXAMPLE,
+    "status": "successful",
+    "nip_session_id": "100004260302091512345678901234",
+    "completed_at": "2026-03-02T09:15:09.402000+01:00",
+    "updated_at": "2026-03-02T09:15:09.402000+01:00",
+}
+PAYOUT_FAILED_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_EXAMPLE,
+    "status": "failed",
+    "error_message": "Beneficiary account is dormant",
+    "completed_at": "2026-03-02T09:15:09.402000+01:00",
+    "updated_at": "2026-03-02T09:15:09.402000+01:00",
+}
+PAYOUT_AMBIGUOUS_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_EXAMPLE,
+    "status": "ambiguous",
+    "updated_at": "2026-03-02T09:15:39.018000+01:00",
+}
+PAYOUT_RETURNED_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_SUCCESSFUL_EXAMPLE,
+    "returned_at": "2026-03-04T11:02:40.550000+01:00",
+    "return_reason": "Returned by the beneficiary bank (test helper)",
+    "updated_at": "2026-03-04T11:02:40.550000+01:00",
+}
+BATCH_EXAMPLE: dict[str, Any] = {
+    "id": 88,
+    "batch_reference": "salaries-2026-03",
+    "status": "partially_accepted",
+    "atomic": False,
+    "currency": "NGN",
+    "total_items": 3,
+    "accepted": 1,
+    "duplicates": 1,
+    "rejected": 1,
+    "total_amount": "2500.00",
+    "total_fee_amount": "10.00",
+    "total_debit_amount": "2510.00",
+    "created_at": "2026-03-02T09:15:04.101000+01:00",
+}
+QUOTE_EXAMPLES = [
+    request_example("Quote NGN 2,500", {"amount": "2500", "currency": "NGN"}),
+    response_example(
+        "Fee and total debit",
+        {
+            "amount": "2500.00",
+            "fee_amount": "10.00",
+            "total_debit_amount": "2510.00",
+            "currency": "NGN",
+        },
+        "Fee calculated successfully",
+    ),
+]
+
+
+def create_examples(created_message: str, duplicate_message: str) -> list[OpenApiExample]:
+    return [
+        request_example(
+            "To an account",
+            {
+                "account_number": "0123456789",
+                "bank_code": "058",
+                "amount": "2500",
+                "currency": "NGN",
+                "narration": "March salary",
+                "idempotency_key": "salary-2026-03-ada",
+            },
+        ),
+        request_example(
+            "To a saved beneficiary",
+            {
+                "beneficiary_id": 42,
+                "amount": "1800.00",
+                "currency": "NGN",
+                "idempotency_key": "salary-2026-03-obi",
+            },
+            "The account number and bank come from the saved beneficiary.",
+        ),
+        response_example(
+            "Accepted", {"payout": PAYOUT_EXAMPLE, "duplicate": False}, created_message, 202
+        ),
+        response_example(
+            "Same request again",
+            {"payout": PAYOUT_SUCCESSFUL_EXAMPLE, "duplicate": True},
+            duplicate_message,
+            202,
+        ),
+    ]
+
+
+LIST_EXAMPLES = [
+    response_example(
+        "One page",
+        page_example([PAYOUT_SUCCESSFUL_EXAMPLE]),
+        "Payouts retrieved successfully",
+    )
+]
+DETAIL_EXAMPLES = [
+    response_example("A payout", PAYOUT_SUCCESSFUL_EXAMPLE, "Payout retrieved successfully")
+]
+
+
+def requery_examples(
+    success_message: str, failed_message: str, ambiguous_message: str
+) -> list[OpenApiExample]:
+    return [
+        response_example("Completed", PAYOUT_SUCCESSFUL_EXAMPLE, success_message),
+        response_example("Failed, funds released", PAYOUT_FAILED_EXAMPLE, failed_message),
+        response_example("Not yet conclusive", PAYOUT_AMBIGUOUS_EXAMPLE, ambiguous_message, 202),
+    ]
+
+
+def return_examples(returned_message: str) -> list[OpenApiExample]:
+    return [
+        request_example("With a reason", {"reason": "Account closed by the beneficiary"}),
+        request_example("Default reason", {}),
+        response_example("Returned", PAYOUT_RETURNED_EXAMPLE, returned_message),
+    ]
+
+
+def bulk_create_examples(created_message: str) -> list[OpenApiExample]:
+    return [
+        request_example(
+            "Three payouts",
+            {
+                "batch_reference": "salaries-2026-03",
+                "atomic": False,
+                "items": [
+                    {
+                        "account_number": "0123456789",
+                        "bank_code": "058",
+                        "amount": "2500",
+                        "narration": "March salary",
+                        "idempotency_key": "salary-2026-03-ada",
+                    },
+                    {
+                        "beneficiary_id": 42,
+                        "amount": "1800.00",
+                        "idempotency_key": "salary-2026-02-obi",
+                    },
+                    {
+                        "account_number": "0123456780",
+                        "bank_code": "058",
+                        "amount": "99999999",
+                        "idempotency_key": "salary-2026-03-uche",
+                    },
+                ],
+            },
+        ),
+        response_example(
+            "Accepted, duplicate, rejected",
+            {
+                "batch": BATCH_EXAMPLE,
+                "items": [
+                    {
+                        "index": 0,
+                        "idempotency_key": "salary-2026-03-ada",
+                        "result": "accepted",
+                        "payout": PAYOUT_EXAMPLE,
+                        "error": None,
+                    },
+                    {
+                        "index": 1,
+                        "idempotency_key": "salary-2026-02-obi",
+                        "result": "duplicate",
+                        "payout": {
+                            **PAYOUT_SUCCESSFUL_EXAMPLE,
+                            "id": 1133,
+                            "internal_reference": "po_20260227_0a1b2c3d4e5f60718293",
+                            "idempotency_key": "salary-2026-02-obi",
+                            "amount": "1800.00",
+                            "total_debit_amount": "1810.00",
+                        },
+                        "error": None,
+                    },
+                    {
+                        "index": 2,
+                        "idempotency_key": "salary-2026-03-uche",
+                        "result": "rejected",
+                        "payout": None,
+                        "error": {
+                            "message": "insufficient available wallet balance",
+                            "statusCode": 400,
+                        },
+                    },
+                ],
+                "duplicate": False,
+            },
+            created_message,
+            202,
+        ),
+    ]
+
+
+BULK_DETAIL_EXAMPLES = [
+    response_example(
+        "A batch",
+        {
+            **BATCH_EXAMPLE,
+            "payout_status_counts": {
+                "reserved": 0,
+                "processing": 0,
+                "dispatched": 0,
+                "ambiguous": 0,
+                "successful": 1,
+                "failed": 0,
+            },
+        },
+        "Payout batch retrieved successfully",
+    )
+]
