@@ -6,13 +6,20 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: install run test lint format bench simulate migrate clean
+.PHONY: install run test lint format bench simulate migrate clean lock
 
-$(STAMP): pyproject.toml
+# requirements.lock pins every dependency (pip constraints) to the versions the tests pass with.
+$(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check -e ".[dev]"
+	$(PY) -m pip install -q --disable-pip-version-check -c requirements.lock -e ".[dev]"
 	@touch $(STAMP)
+
+# Re-pin after changing pyproject.toml's dependencies: resolve afresh, then record the versions.
+lock:
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade -e ".[dev]"
+	@{ sed -n '1,3p' requirements.lock; $(PY) -m pip freeze --exclude-editable; } > requirements.lock.new
+	@mv requirements.lock.new requirements.lock
 
 install: $(STAMP)
 
