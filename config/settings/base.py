@@ -110,6 +110,11 @@ SQLITE_PATH = VAR_DIR / "db.sqlite3"
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{SQLITE_PATH}")}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
+# Behind PgBouncer in transaction mode a connection may change server between transactions:
+# no server-side cursors (QuerySet.iterator() would DECLARE one). Parameters are bound on the
+# client (Django's default for psycopg 3), so no prepared statement outlives its transaction.
+if env.bool("DATABASE_TRANSACTION_POOLING", default=False):
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {

@@ -48,3 +48,33 @@ def test_debug_off_starts_with_a_real_secret_key() -> None:
 def test_local_settings_default_to_debug_and_start_without_configuration() -> None:
     result = _django_check({}, "config.settings.local")
     assert result.returncode == 0, result.stderr
+
+
+def _database_setting(env_overrides: dict[str, str], name: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    env.update(env_overrides, DJANGO_SETTINGS_MODULE="config.settings.local")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            f"print(settings.DATABASES['default'].get({name!r}))",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_transaction_pooling_turns_server_side_cursors_off() -> None:
+    pooled = {
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:6432/payments",
+        "DATABASE_TRANSACTION_POOLING": "1",
+    }
+    direct = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/payments"}
+    assert _database_setting(pooled, "DISABLE_SERVER_SIDE_CURSORS") == "True"
+    assert _database_setting(direct, "DISABLE_SERVER_SIDE_CURSORS") == "None"
