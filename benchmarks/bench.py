@@ -836,20 +836,7 @@ def prime_replay_pool(cfg: Config, *, tag: str, pool: int) -> dict[int, int]:
             },
             separators=(",", ":"),
         ).encode()
-        request = urllib.request.Request(  # noqa: S310 - loopback URL built here
-            f"http://127.0.0.1:{cfg.port}{PAYOUTS_PATH}",
-            data=body,
-            method="POST",
-            headers={
-                "Authorization": f"Bearer {cfg.key(index)}",
-                "Content-Type": "application/json",
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-                return response.status
-        except urllib.error.HTTPError as error:
-            return error.code
+        return http_post_json(cfg, PAYOUTS_PATH, cfg.key(index), body)[0]
 
     with ThreadPoolExecutor(max_workers=cfg.web_concurrency) as executor:
         statuses = list(executor.map(create, range(1, pool + 1)))
@@ -913,21 +900,8 @@ def bulk_accept(cfg: Config) -> dict[str, Any]:
         body = json.dumps(
             {"batch_reference": f"bulk-{cfg.salt}-{request_number}", "items": items}
         ).encode()
-        request = urllib.request.Request(  # noqa: S310 - loopback URL built here
-            f"http://127.0.0.1:{cfg.port}{PAYOUTS_PATH}/bulk",
-            data=body,
-            method="POST",
-            headers={
-                "Authorization": f"Bearer {cfg.key(merchant)}",
-                "Content-Type": "application/json",
-            },
-        )
         started = time.perf_counter()
-        try:
-            with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310
-                status, answer = response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            status, answer = error.code, {}
+        status, answer = http_post_json(cfg, f"{PAYOUTS_PATH}/bulk", cfg.key(merchant), body)
         each_ms.append(round((time.perf_counter() - started) * 1000, 1))
         statuses[status] = statuses.get(status, 0) + 1
         accepted += ((answer.get("data") or {}).get("batch") or {}).get("accepted") or 0
@@ -942,6 +916,23 @@ def bulk_accept(cfg: Config) -> dict[str, Any]:
         "accepted": accepted,
         "statuses": statuses,
     }
+
+
+def http_post_json(
+    cfg: Config, path: str, key: str, body: bytes, *, timeout: int = 120
+) -> tuple[int, dict[str, Any]]:
+    """POSTs a JSON body to the service with a secret key; the status and the decoded answer."""
+    request = urllib.request.Request(  # noqa: S310 - loopback URL built here
+        f"http://127.0.0.1:{cfg.port}{path}",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, {}
 
 
 def http_get_json(cfg: Config, path: str, key: str) -> tuple[int, dict[str, Any]]:

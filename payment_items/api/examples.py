@@ -5,25 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.responses import response_example
+from payment_items.demo import DEMO_FORM_DATA
 
 _CREATED_AT = "2026-02-10T10:00:00.000000+01:00"
-FORM_DATA_EXAMPLE: list[dict[str, Any]] = [
-    {"name": "student_id", "type": "input", "value": "", "options": [], "required": True},
-    {
-        "name": "term",
-        "type": "select",
-        "value": "first",
-        "options": ["first", "second", "third"],
-        "required": False,
-    },
-]
 _ITEM_LIST_FIELDS: dict[str, Any] = {
     "id": 1,
     "core_service_business_id": 1,
     "name": "First term tuition",
     "description": "Tuition for the first term",
     "amount": "7000.00",
-    "form_data": FORM_DATA_EXAMPLE,
+    "form_data": DEMO_FORM_DATA,
     "is_enumerated_data": False,
     "transaction_split_code": "SPL_ps4slrkw514a",
     "category": 1,
