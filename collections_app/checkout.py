@@ -3,7 +3,10 @@
 Test cards (test mode only; any expiry in the future, any 3- or 4-digit CVV):
 
 * ``4084 0840 8408 4081`` → paid
-* ``4000 0000 0000 0002`` → declined: the transaction becomes ``failed``
+* ``4000 0000 0000 0002`` → declined: the decline is recorded (``no_of_attempts`` grows) and the
+  transaction stays ``pending`` so the customer can try another card, until the decline that
+  brings ``no_of_attempts`` to ``COLLECTION_CARD_ATTEMPT_LIMIT`` (default 3): that one makes the
+  transaction ``failed``
 
 Any other card number that passes the checks is refused on the page with a message naming the
 test cards; nothing is attempted and the transaction stays pending.
@@ -22,6 +25,7 @@ from datetime import date
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.utils import timezone
 
 from collections_app.models import (
@@ -30,6 +34,7 @@ from collections_app.models import (
     ConfirmationSource,
     PaymentStatus,
 )
+from collections_app.selectors import transaction_attempt_last
 from collections_app.services import SANDBOX_GATEWAY, ConfirmationResult, transaction_confirm
 
 TEST_CARD_PAID = "4084084084084081"
@@ -40,6 +45,12 @@ NOT_A_TEST_CARD = (
     "4000 0000 0000 0002 to see a declined card."
 )
 TRANSFER_CHANNELS = frozenset({Channel.BANK, Channel.BANK_TRANSFER})
+# The marks shown on the card form, named as ``card_brand`` names the networks.
+CARD_BRAND_MARKS: tuple[tuple[str, str], ...] = (
+    ("verve", "Verve"),
+    ("mastercard", "Mastercard"),
+    ("visa", "Visa"),
+)
 
 _SEPARATORS_RE = re.compile(r"[\s-]+")
 _EXPIRY_RE = re.compile(r"(\d{1,2})\s*/\s*(\d{2}|\d{4})", re.ASCII)
@@ -135,10 +146,44 @@ def _sandbox_reference() -> str:
     return f"SBX_{secrets.token_hex(8).upper()}"
 
 
+def card_attempt_limit() -> int:
+    return settings.COLLECTION_CARD_ATTEMPT_LIMIT
+
+
+def card_attempts_left(*, collection: CollectionTransaction) -> int:
+    """How many more cards the customer may try on a pending transaction: at least the one
+    whose decline fails it, even when the limit was lowered after earlier attempts."""
+    return max(card_attempt_limit() - collection.no_of_attempts, 1)
+
+
+def card_declined_message(*, attempts_left: int) -> str:
+    noun = "attempt" if attempts_left == 1 else "attempts"
+    return f"Your card was declined. You can try another card — {attempts_left} {noun} left."
+
+
+def card_declined_notice(*, collection: CollectionTransaction) -> str:
+    """What the card form says when the latest attempt on this pending transaction was a card
+    declined on it, with the attempts left; ``""`` otherwise (no query before any attempt)."""
+    if collection.no_of_attempts == 0:
+        return ""
+    last = transaction_attempt_last(collection=collection)
+    if (
+        last is None
+        or last.applied
+        or last.outcome != PaymentStatus.FAILED
+        or last.source != ConfirmationSource.CHECKOUT
+        or last.status_before != PaymentStatus.PENDING
+    ):
+        return ""
+    return card_declined_message(attempts_left=card_attempts_left(collection=collection))
+
+
 def checkout_card_pay(
     *, collection: CollectionTransaction, outcome: str, card: CardSummary
 ) -> ConfirmationResult:
-    """A test card's outcome, confirmed like any other (brand and last four kept)."""
+    """A test card's outcome, confirmed like any other (brand and last four kept in the
+    attempt, and in the transaction when applied). A decline below the attempt limit leaves the
+    transaction pending (``attempts_left`` in the result)."""
     return transaction_confirm(
         collection=collection,
         outcome=outcome,
@@ -146,6 +191,7 @@ def checkout_card_pay(
         gateway_used=SANDBOX_GATEWAY,
         source=ConfirmationSource.CHECKOUT,
         meta_data=card.as_meta(),
+        attempt_limit=card_attempt_limit(),
     )
 
 

@@ -64,9 +64,10 @@ def transaction_event_record(
 ) -> Event | None:
     """Records the event for the transaction's new ``payment_status`` and its deliveries (to
     the callback URL and the merchant's webhook URL for the mode). Must run inside the database
-    transaction that changed the status; deliveries are enqueued when it commits."""
+    transaction that changed the status; deliveries are enqueued when it commits. Nothing is
+    recorded for a status that did not change or has no event (``pending``)."""
     event_type = TRANSACTION_EVENT_TYPES.get(collection.payment_status)
-    if event_type is None:
+    if event_type is None or collection.payment_status == previous_status:
         return None
     event = event_record(
         merchant_id=collection.merchant_id,

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from collections_app.models import CollectionTransaction, TransactionSplitEntry
+from collections_app.models import (
+    CollectionTransaction,
+    TransactionAttempt,
+    TransactionSplitEntry,
+)
 from merchants.models import Merchant
 
 MAX_REFERENCE_LENGTH = 40
@@ -70,6 +74,12 @@ def transaction_get_for_checkout(*, reference: str) -> CollectionTransaction | N
         .filter(reference=reference)
         .first()
     )
+
+
+def transaction_attempt_last(*, collection: CollectionTransaction) -> TransactionAttempt | None:
+    """The transaction's latest confirmation attempt (the hosted checkout shows a declined
+    card's outcome from it)."""
+    return TransactionAttempt.objects.filter(transaction_id=collection.pk).order_by("-id").first()
 
 
 def transaction_get_for_provider(*, mode: str, reference: str) -> CollectionTransaction | None:

@@ -8,8 +8,10 @@ states never change: a late confirmation is recorded as a ``TransactionAttempt``
 ``applied=False`` and leaves the transaction as it was.
 
 In test mode the hosted checkout takes the payment (its sandbox forms call
-``transaction_confirm``). In live mode initialization starts the provider's checkout
-(``COLLECTION_PROVIDER_BY_MODE``, Paystack by default) and the outcome is confirmed only by
+``transaction_confirm``; a declined card leaves the transaction pending until the decline that
+reaches ``COLLECTION_CARD_ATTEMPT_LIMIT``). In live mode initialization starts the provider's
+checkout (``COLLECTION_PROVIDER_BY_MODE``, Paystack by default), where the customer may retry
+cards on the provider's page, and the outcome is confirmed only by
 ``transaction_provider_verify``, after the provider's webhook or the customer's return.
 """
 
@@ -103,9 +105,13 @@ class InitializeResult:
 
 @dataclass(frozen=True)
 class ConfirmationResult:
+    """``attempts_left`` is set when a declined card was recorded but left the transaction
+    pending (``applied`` is then false): how many more cards the customer may try."""
+
     transaction: CollectionTransaction
     attempt: TransactionAttempt
     applied: bool
+    attempts_left: int | None = None
 
 
 @dataclass(frozen=True)
@@ -597,21 +603,30 @@ def transaction_confirm(
     source: str = ConfirmationSource.TEST_HELPER,
     amount_paid: Decimal | None = None,
     meta_data: dict[str, Any] | None = None,
+    attempt_limit: int | None = None,
 ) -> ConfirmationResult:
     """Applies a payment outcome (``paid``, ``failed`` or ``cancelled``) from any source: the
     test helper, the hosted checkout, a provider webhook or verification.
 
-    Every call is recorded as a ``TransactionAttempt``. It is applied only to a pending
-    transaction (and, for ``paid`` with ``amount_paid`` given, only when that equals
-    ``amount_to_be_paid``); otherwise it is recorded with ``applied=False`` and nothing changes.
-    ``meta_data`` (for example a card's brand and last four digits) is merged into the
-    transaction's ``meta_data`` when applied.
+    Every call is recorded as a ``TransactionAttempt`` and counted in ``no_of_attempts``. It is
+    applied only to a pending transaction (and, for ``paid`` with ``amount_paid`` given, only
+    when that equals ``amount_to_be_paid``); otherwise it is recorded with ``applied=False`` and
+    nothing else changes. ``meta_data`` (for example a card's brand and last four digits) is
+    merged into the transaction's ``meta_data`` when applied.
+
+    With ``attempt_limit`` (the hosted checkout's card form), a ``failed`` outcome is a declined
+    card the customer may follow with another: while ``no_of_attempts`` (this attempt included)
+    is below the limit it is recorded with ``applied=False`` and the transaction stays pending
+    (no event; ``attempts_left`` in the result); the decline that reaches the limit fails the
+    transaction. The count changes under the transaction's row lock.
     """
     if outcome not in CONFIRMATION_OUTCOMES:
         raise ApplicationError("outcome must be one of paid, failed, cancelled")
     locked = CollectionTransaction.objects.select_for_update().get(pk=collection.pk)
     status_before = locked.payment_status
+    locked.no_of_attempts += 1
     note = ""
+    attempts_left: int | None = None
     if not transition_allowed(from_status=status_before, to_status=outcome):
         note = f"transaction was already {status_before}"
     elif (
@@ -620,6 +635,16 @@ def transaction_confirm(
         and amount_paid != locked.amount_to_be_paid
     ):
         note = f"amount paid {format_amount(amount_paid)} does not match amount_to_be_paid"
+    elif (
+        outcome == PaymentStatus.FAILED
+        and attempt_limit is not None
+        and locked.no_of_attempts < attempt_limit
+    ):
+        attempts_left = attempt_limit - locked.no_of_attempts
+        note = (
+            f"declined (attempt {locked.no_of_attempts} of {attempt_limit}); "
+            f"the transaction stays pending for another try"
+        )
     applied = not note
     attempt = TransactionAttempt.objects.create(
         transaction=locked,
@@ -633,7 +658,6 @@ def transaction_confirm(
         note=note,
         meta=meta_data or None,
     )
-    locked.no_of_attempts += 1
     if applied:
         now = timezone.now()
         changes: dict[str, Any] = {
@@ -648,15 +672,20 @@ def transaction_confirm(
             changes["amount_paid"] = locked.amount_to_be_paid
         _status_transition(collection=locked, to_status=outcome, now=now, changes=changes)
     else:
-        logger.warning(
-            "collection transaction %s: %s confirmation from %s not applied (%s)",
-            locked.reference,
-            outcome,
-            source,
-            note,
-        )
+        if attempts_left is None:
+            logger.warning(
+                "collection transaction %s: %s confirmation from %s not applied (%s)",
+                locked.reference,
+                outcome,
+                source,
+                note,
+            )
+        else:
+            logger.info("collection transaction %s: %s", locked.reference, note)
         locked.save(update_fields=["no_of_attempts", "updated_at"])
-    return ConfirmationResult(transaction=locked, attempt=attempt, applied=applied)
+    return ConfirmationResult(
+        transaction=locked, attempt=attempt, applied=applied, attempts_left=attempts_left
+    )
 
 
 @transaction.atomic

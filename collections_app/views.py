@@ -1,9 +1,14 @@
 """The hosted checkout (server-rendered HTML, not part of the JSON API).
 
-``GET /checkout/<reference>`` shows what is being paid for and, for a pending test-mode
+``GET /checkout/<reference>`` shows what is being paid for, when the link expires (local time
+with its zone, and a countdown the page's script keeps running) and, for a pending test-mode
 transaction, the sandbox form for its channel. Each outcome goes through
 ``transaction_confirm`` (like the test helper) and then sends the customer to the transaction's
 ``callback_url`` with ``reference`` and ``status`` added to its query string (303 See Other).
+A declined card below ``COLLECTION_CARD_ATTEMPT_LIMIT`` sends the customer back to the page
+instead (303), which says so and shows the card form again. ``GET .../cancel`` asks for
+confirmation; only the ``POST`` from it cancels.
+
 A final transaction shows its result and accepts nothing (409); an expired one says so; an
 unknown reference is a 404 page. Live transactions are paid on the provider's page; the page
 here links to it and offers no sandbox buttons (POSTs answer 403).
@@ -12,6 +17,9 @@ here links to it and offers no sandbox buttons (POSTs answer 403).
 from __future__ import annotations
 
 import logging
+import math
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -24,11 +32,14 @@ from django.views import View
 from django.views.decorators.debug import sensitive_post_parameters
 
 from collections_app.checkout import (
+    CARD_BRAND_MARKS,
     NOT_A_TEST_CARD,
     TEST_CARD_DECLINED,
     TEST_CARD_PAID,
     TRANSFER_CHANNELS,
     CardPaymentForm,
+    card_attempt_limit,
+    card_declined_notice,
     checkout_cancel,
     checkout_card_pay,
     checkout_transfer_simulate,
@@ -41,11 +52,14 @@ from collections_app.services import (
     transaction_expire,
     transaction_provider_verify,
 )
+from core.dates import local_clock_text, local_isoformat, local_text
 from core.exceptions import ApplicationError
+from core.money import format_amount
 
 logger = logging.getLogger(__name__)
 
 PAGE_TEMPLATE = "checkout/page.html"
+CANCEL_TEMPLATE = "checkout/cancel.html"
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -89,6 +103,39 @@ def _group_digits(number: str) -> str:
     return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
 
 
+def countdown_text(seconds: int) -> str:
+    """``23:41:05``: hours (any number), minutes and seconds left."""
+    hours, rest = divmod(max(seconds, 0), 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"
+
+
+@dataclass(frozen=True)
+class CheckoutExpiry:
+    """When a pending checkout link expires, as the page shows it: ``text`` is the local time
+    with its zone (``08:05 WAT (Lagos), 24 Nov 2026``), ``iso`` the instant with its offset
+    for ``<time datetime>``, ``full`` the same to the second (its tooltip), ``seconds_left``
+    what the page's script counts down from and ``left`` the countdown at render time."""
+
+    text: str
+    iso: str
+    full: str
+    seconds_left: int
+    left: str
+
+    @classmethod
+    def of(cls, expires_at: datetime) -> CheckoutExpiry:
+        # Rounded up: the countdown never reaches zero before the link has expired.
+        seconds_left = max(math.ceil((expires_at - timezone.now()).total_seconds()), 0)
+        return cls(
+            text=local_clock_text(expires_at),
+            iso=local_isoformat(expires_at),
+            full=local_text(expires_at),
+            seconds_left=seconds_left,
+            left=countdown_text(seconds_left),
+        )
+
+
 class CheckoutView(View):
     """Loads the transaction (404 when unknown), expires it when its time is up, and marks
     every answer private and uncacheable."""
@@ -124,12 +171,14 @@ class CheckoutView(View):
         status: int = 200,
         form: CardPaymentForm | None = None,
         error: str = "",
+        template: str = PAGE_TEMPLATE,
     ) -> HttpResponse:
         pending = collection.payment_status == PaymentStatus.PENDING
         sandbox = self.sandbox(collection)
         own_page = f"/checkout/{collection.reference}"
         provider_url = collection.authorization_url or ""
         title, detail = RESULT_TEXT.get(collection.payment_status, ("", ""))
+        show_card_form = sandbox and pending and collection.channel == Channel.CARD
         context = {
             "transaction": collection,
             "business_name": collection.business.business_name,
@@ -142,7 +191,8 @@ class CheckoutView(View):
             "status": collection.payment_status,
             "pending": pending,
             "test_mode": sandbox,
-            "show_card_form": sandbox and pending and collection.channel == Channel.CARD,
+            "own_page": own_page,
+            "show_card_form": show_card_form,
             "show_transfer": (
                 sandbox
                 and pending
@@ -171,9 +221,15 @@ class CheckoutView(View):
             "error": error,
             "test_card_paid": _group_digits(TEST_CARD_PAID),
             "test_card_declined": _group_digits(TEST_CARD_DECLINED),
-            "expires_at": collection.expires_at,
+            "expiry": CheckoutExpiry.of(collection.expires_at) if pending else None,
+            "declined": (
+                card_declined_notice(collection=collection) if show_card_form and not error else ""
+            ),
+            "card_brands": CARD_BRAND_MARKS,
+            "card_attempt_limit": card_attempt_limit(),
+            "copy_amount": format_amount(collection.amount_to_be_paid),
         }
-        return render(request, PAGE_TEMPLATE, context, status=status)
+        return render(request, template, context, status=status)
 
     def refusal(
         self, request: HttpRequest, collection: CollectionTransaction, *, channels: frozenset
@@ -203,6 +259,9 @@ class CheckoutView(View):
         return None
 
     def outcome(self, request: HttpRequest, result: ConfirmationResult) -> HttpResponse:
+        if result.attempts_left is not None:
+            # Declined, and the customer may try another card: back to the page (which says so).
+            return HttpResponseSeeOther(f"/checkout/{result.transaction.reference}")
         collection = self.load(result.transaction.reference)
         if not result.applied:
             return self.page(
@@ -258,7 +317,17 @@ class CheckoutTransferSimulateView(CheckoutView):
 
 
 class CheckoutCancelView(CheckoutView):
-    http_method_names = ["post"]
+    """``GET`` asks "Cancel this payment?" on a page of its own (it works without JavaScript;
+    the checkout's script shows the same question inline); only the ``POST`` cancels. When
+    there is nothing to cancel here, ``GET`` goes back to the checkout page."""
+
+    http_method_names = ["get", "head", "post"]
+
+    def get(self, request: HttpRequest, reference: str) -> HttpResponse:
+        collection = self.load(reference)
+        if collection.payment_status != PaymentStatus.PENDING or not self.sandbox(collection):
+            return HttpResponseSeeOther(f"/checkout/{collection.reference}")
+        return self.page(request, collection, template=CANCEL_TEMPLATE)
 
     def post(self, request: HttpRequest, reference: str) -> HttpResponse:
         collection = self.load(reference)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
 
-from django.utils import timezone
+from django.utils import dateformat, timezone
 
 
 def local_now() -> datetime:
@@ -63,3 +63,20 @@ def utc_offset_text(value: datetime | None = None) -> str:
 def local_zone_label() -> str:
     """``Africa/Lagos (UTC+01:00)``: how pages name the time zone they use."""
     return f"{timezone.get_current_timezone_name()} (UTC{utc_offset_text()})"
+
+
+def local_zone_short_label(value: datetime | None = None) -> str:
+    """``WAT (Lagos)``: the zone's abbreviation at ``value`` and its city, for one line a
+    customer reads; ``UTC+01:00 (Lagos)`` when the zone has no abbreviation."""
+    local = timezone.localtime(value)
+    abbreviation = local.tzname() or ""
+    if not abbreviation or abbreviation[0] in "+-":
+        abbreviation = f"UTC{utc_offset_text(local)}"
+    city = timezone.get_current_timezone_name().rsplit("/", 1)[-1].replace("_", " ")
+    return abbreviation if city == abbreviation else f"{abbreviation} ({city})"
+
+
+def local_clock_text(value: datetime) -> str:
+    """``08:05 WAT (Lagos), 24 Nov 2026``: an instant as the checkout shows it."""
+    local = timezone.localtime(value)
+    return f"{local:%H:%M} {local_zone_short_label(local)}, {dateformat.format(local, 'j M Y')}"

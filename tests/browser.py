@@ -3,7 +3,7 @@ for when it is missing, and running ORM work beside Playwright's event loop.
 
 ``chromium_context(tmp_path, what=..., viewport=...)`` yields a browser context; when Chromium or
 Playwright is missing the test is skipped, except under ``REQUIRE_POSTGRES=1`` (CI), where that
-fails the run instead.
+fails the run instead. ``local_requests_only(context)`` keeps the browser on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.db import connections
@@ -64,6 +65,31 @@ def chromium_context(
             yield context
         finally:
             context.close()
+
+
+def local_requests_only(context: Any, *, host: str = "127.0.0.1") -> list[str]:
+    """Routes every request of the browser ``context``: those to ``host`` go through, any other
+    is aborted and its URL recorded in the list returned (which a test asserts stays empty)."""
+    external: list[str] = []
+
+    def route(route: Any) -> None:
+        if urlsplit(route.request.url).hostname == host:
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", route)
+    return external
+
+
+def loopback_url(url: str) -> str:
+    """``http://localhost:PORT`` (how ``live_server`` names itself) as ``http://127.0.0.1:PORT``
+    (where it listens)."""
+    parts = urlsplit(url)
+    if parts.hostname != "localhost":
+        return url
+    return urlunsplit(parts._replace(netloc=f"127.0.0.1:{parts.port}"))
 
 
 def in_thread(query: Callable[[], T]) -> T:

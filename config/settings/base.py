@@ -332,6 +332,12 @@ COLLECTION_TRANSACTION_EXPIRY_HOURS = env.int("COLLECTION_TRANSACTION_EXPIRY_HOU
 COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME = env.str(
     "COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME", default="Sandbox Collections Bank"
 )
+# Collections: how many cards a customer may try on the hosted checkout. A declined card leaves
+# the transaction pending while no_of_attempts is below the limit; the decline that reaches it
+# fails the transaction.
+COLLECTION_CARD_ATTEMPT_LIMIT = env.int("COLLECTION_CARD_ATTEMPT_LIMIT", default=3)
+if COLLECTION_CARD_ATTEMPT_LIMIT < 1:
+    raise ImproperlyConfigured("COLLECTION_CARD_ATTEMPT_LIMIT must be 1 or more.")
 CELERY_BEAT_SCHEDULE["collections-expire-transactions"] = {
     "task": "collections_app.tasks.transactions_expire_task",
     "schedule": timedelta(minutes=5),

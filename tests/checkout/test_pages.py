@@ -7,10 +7,13 @@ import logging
 import re
 from datetime import date, timedelta
 from decimal import Decimal
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.apps import apps
+from django.contrib.staticfiles import finders
 from django.core import serializers
 from django.test import Client
 from django.utils import timezone
@@ -36,6 +39,7 @@ pytestmark = pytest.mark.django_db
 PAID_CARD = "4084 0840 8408 4081"
 DECLINED_CARD = "4000 0000 0000 0002"
 OTHER_VALID_CARD = "4242 4242 4242 4242"
+BRAND_SAMPLE_NUMBERS = ("5061020000000000094", "5399838383838381", "4084084084084081")
 
 
 def future_expiry() -> str:
@@ -47,9 +51,16 @@ def page_url(transaction: CollectionTransaction, action: str = "") -> str:
     return f"/checkout/{transaction.reference}{suffix}"
 
 
-def card_post(client: Client, transaction: CollectionTransaction, number: str, **extra: str):  # type: ignore[no-untyped-def]
+def card_post(  # type: ignore[no-untyped-def]
+    client: Client,
+    transaction: CollectionTransaction,
+    number: str,
+    *,
+    follow: bool = False,
+    **extra: str,
+):
     form = {"card_number": number, "expiry": future_expiry(), "cvv": "123", **extra}
-    return client.post(page_url(transaction, "card"), form)
+    return client.post(page_url(transaction, "card"), form, follow=follow)
 
 
 def redirect_query(response) -> tuple[str, dict[str, list[str]]]:  # type: ignore[no-untyped-def]
@@ -148,27 +159,116 @@ def test_paid_test_card_confirms_and_redirects_to_the_callback(
     assert Event.objects.get(transaction=card_transaction).event_type == "transaction.paid"
 
 
-def test_declined_test_card_fails_the_transaction(
+def test_declined_card_below_the_limit_keeps_the_transaction_pending(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 3
+    response = card_post(client, card_transaction, DECLINED_CARD)
+    assert response.status_code == 303
+    assert response["Location"] == page_url(card_transaction)
+    pending = reload(card_transaction)
+    assert pending.payment_status == PaymentStatus.PENDING
+    assert pending.no_of_attempts == 1
+    assert pending.meta_data is None
+    assert pending.gateway_reference is None
+    attempt = TransactionAttempt.objects.get(transaction=card_transaction)
+    assert (attempt.outcome, attempt.applied, attempt.source) == ("failed", False, "checkout")
+    assert attempt.meta == {"card": {"brand": "visa", "last4": "0002"}}
+    assert (
+        attempt.note == "declined (attempt 1 of 3); the transaction stays pending for another try"
+    )
+    assert not Event.objects.exists()
+
+
+def test_page_after_a_decline_says_so_and_shows_the_card_form_again(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 3
+    response = card_post(client, card_transaction, DECLINED_CARD, follow=True)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert (
+        '<div class="alert" role="alert" data-testid="declined">Your card was declined. '
+        "You can try another card — 2 attempts left.</div>"
+    ) in html
+    assert 'id="card-form"' in html
+    assert "4000000000000002" not in html
+
+
+def test_the_last_attempt_left_is_named_in_the_singular(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 3
+    card_post(client, card_transaction, DECLINED_CARD)
+    html = card_post(client, card_transaction, DECLINED_CARD, follow=True).content.decode()
+    assert "You can try another card — 1 attempt left." in html
+    assert reload(card_transaction).no_of_attempts == 2
+
+
+def test_a_fresh_page_shows_no_decline(
     client: Client, card_transaction: CollectionTransaction
 ) -> None:
+    html = client.get(page_url(card_transaction)).content.decode()
+    assert 'data-testid="declined"' not in html
+    assert "Your card was declined" not in html
+    assert "the payment fails after 3 declined cards" in html  # the test-card hint
+
+
+def test_the_decline_that_reaches_the_limit_fails_the_transaction(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 3
+    for _ in range(2):
+        assert card_post(client, card_transaction, DECLINED_CARD)["Location"] == page_url(
+            card_transaction
+        )
     response = card_post(client, card_transaction, DECLINED_CARD)
     assert response.status_code == 303
     assert redirect_query(response)[1]["status"] == ["failed"]
     failed = reload(card_transaction)
     assert failed.payment_status == PaymentStatus.FAILED
+    assert failed.no_of_attempts == 3
     assert failed.paid_at is None
     assert failed.meta_data == {"card": {"brand": "visa", "last4": "0002"}}
     assert Event.objects.get(transaction=card_transaction).event_type == "transaction.failed"
+    applied = TransactionAttempt.objects.filter(transaction=card_transaction)
+    assert list(applied.values_list("applied", flat=True)) == [False, False, True]
 
 
-def test_result_page_after_a_decline_shows_the_card_used(
+def test_a_limit_of_one_fails_on_the_first_decline(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 1
+    response = card_post(client, card_transaction, DECLINED_CARD)
+    assert redirect_query(response)[1]["status"] == ["failed"]
+    assert reload(card_transaction).payment_status == PaymentStatus.FAILED
+
+
+def test_a_good_card_after_a_decline_pays(
     client: Client, card_transaction: CollectionTransaction
 ) -> None:
+    card_post(client, card_transaction, DECLINED_CARD)
+    response = card_post(client, card_transaction, PAID_CARD)
+    assert response.status_code == 303
+    assert redirect_query(response)[1]["status"] == ["paid"]
+    paid = reload(card_transaction)
+    assert paid.payment_status == PaymentStatus.PAID
+    assert paid.no_of_attempts == 2
+    assert paid.amount_paid == Decimal("7205.00")
+    assert paid.meta_data == {"card": {"brand": "visa", "last4": "4081"}}
+    assert Event.objects.get(transaction=card_transaction).event_type == "transaction.paid"
+
+
+def test_result_page_after_the_final_decline_shows_the_card_used(
+    client: Client, card_transaction: CollectionTransaction, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 1
     card_post(client, card_transaction, DECLINED_CARD)
     html = client.get(page_url(card_transaction)).content.decode()
     assert "Payment declined" in html
     assert "Visa ending in 0002" in html
     assert 'id="card-form"' not in html
+    assert 'data-testid="declined"' not in html
 
 
 def test_another_valid_card_is_refused_with_the_test_cards_named(
@@ -332,6 +432,183 @@ def test_customer_can_cancel(client: Client, card_transaction: CollectionTransac
     assert response.status_code == 303
     assert redirect_query(response)[1]["status"] == ["cancelled"]
     assert reload(card_transaction).payment_status == PaymentStatus.CANCELLED
+
+
+# --- cancel asks first -------------------------------------------------------------------------
+
+
+def test_cancel_on_the_page_is_a_link_to_the_confirmation(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    html = client.get(page_url(card_transaction)).content.decode()
+    link = re.search(r'<a [^>]*id="cancel-link"[^>]*>Cancel payment</a>', html)
+    assert link is not None
+    assert f'href="/checkout/{card_transaction.reference}/cancel"' in link.group(0)
+    # The same question inline, hidden until the page's script opens it.
+    panel = re.search(r'<section [^>]*id="cancel-confirm"[^>]*>', html).group(0)
+    assert "data-cancel-panel hidden" in panel
+
+
+def test_confirmation_step_asks_before_cancelling(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    response = client.get(page_url(card_transaction, "cancel"))
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    html = response.content.decode()
+    assert "<title>Cancel this payment? &middot; Ade Academy</title>" in html
+    assert '<h2 id="cancel-title" tabindex="-1">Cancel this payment?</h2>' in html
+    assert "₦7,205.00" in html
+    form = re.search(r'<form method="post" action="([^"]+)"[^>]*>(.*?)</form>', html, re.S)
+    assert form.group(1) == page_url(card_transaction, "cancel")
+    assert "csrfmiddlewaretoken" in form.group(2)
+    assert ">Yes, cancel</button>" in form.group(2)
+    keep = re.search(r'<a class="button" href="([^"]+)"[^>]*>Keep paying</a>', html)
+    assert keep.group(1) == page_url(card_transaction)
+    assert "data-cancel-panel" not in html  # shown as it is, no script needed
+    assert reload(card_transaction).payment_status == PaymentStatus.PENDING
+    assert not TransactionAttempt.objects.exists()
+
+
+def test_confirming_on_the_confirmation_step_cancels(
+    card_transaction: CollectionTransaction,
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    html = client.get(page_url(card_transaction, "cancel")).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    response = client.post(
+        page_url(card_transaction, "cancel"),
+        {"csrfmiddlewaretoken": token},
+        HTTP_ORIGIN="http://testserver",
+    )
+    assert response.status_code == 303
+    assert redirect_query(response)[1]["status"] == ["cancelled"]
+    assert reload(card_transaction).payment_status == PaymentStatus.CANCELLED
+    assert Event.objects.get(transaction=card_transaction).event_type == "transaction.cancelled"
+
+
+@pytest.mark.parametrize("status", [PaymentStatus.PAID, PaymentStatus.CANCELLED])
+def test_confirmation_step_of_a_final_transaction_goes_back_to_the_page(
+    client: Client, status: str
+) -> None:
+    paid_at = timezone.now() if status == PaymentStatus.PAID else None
+    txn = CollectionTransactionFactory(payment_status=status, paid_at=paid_at)
+    response = client.get(page_url(txn, "cancel"))
+    assert response.status_code == 303
+    assert response["Location"] == page_url(txn)
+
+
+def test_confirmation_step_of_a_live_transaction_goes_back_to_the_page(client: Client) -> None:
+    txn = CollectionTransactionFactory(
+        mode=Mode.LIVE, authorization_url="https://checkout.paystack.com/abc123"
+    )
+    response = client.get(page_url(txn, "cancel"))
+    assert response.status_code == 303
+    assert response["Location"] == page_url(txn)
+    assert reload(txn).payment_status == PaymentStatus.PENDING
+
+
+def test_confirmation_step_of_an_unknown_reference_is_a_404_page(client: Client, db: None) -> None:
+    response = client.get("/checkout/TXN_UNKNOWN/cancel")
+    assert response.status_code == 404
+    assert "Payment link not found" in response.content.decode()
+
+
+# --- expiry --------------------------------------------------------------------------------------
+
+
+def test_expiry_is_shown_with_its_time_zone_and_a_countdown(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    expires_at = timezone.now() + timedelta(hours=23, minutes=41, seconds=30)
+    CollectionTransaction.objects.filter(pk=card_transaction.pk).update(expires_at=expires_at)
+    html = client.get(page_url(card_transaction)).content.decode()
+    lagos = expires_at.astimezone(ZoneInfo("Africa/Lagos"))
+    expected_text = f"{lagos:%H:%M} WAT (Lagos), {lagos.day} {lagos:%b %Y}"
+    time_tag = re.search(r"<time ([^>]*)>([^<]*)</time>", html)
+    assert time_tag.group(2) == expected_text
+    assert f'datetime="{lagos.isoformat(timespec="seconds")}"' in time_tag.group(1)
+    assert lagos.isoformat(timespec="seconds").endswith("+01:00")
+    seconds_left = int(re.search(r'data-seconds-left="(\d+)"', time_tag.group(1)).group(1))
+    assert 23 * 3600 + 41 * 60 + 25 <= seconds_left <= 23 * 3600 + 41 * 60 + 30
+    countdown = re.search(r'data-testid="countdown">([^<]*)</span> left', html).group(1)
+    assert re.fullmatch(r"23:41:(2[5-9]|30)", countdown)
+    assert "Expires at" in html
+    assert 'data-expired-notice data-testid="expired-notice" hidden' in html
+
+
+def test_expiry_is_also_named_on_the_transfer_instructions(
+    client: Client, transfer_transaction: CollectionTransaction
+) -> None:
+    html = client.get(page_url(transfer_transaction)).content.decode()
+    lagos = transfer_transaction.expires_at.astimezone(ZoneInfo("Africa/Lagos"))
+    assert f"It can be used until {lagos:%H:%M} WAT (Lagos), {lagos.day} {lagos:%b %Y}." in html
+
+
+def test_final_transaction_shows_no_expiry(client: Client) -> None:
+    txn = CollectionTransactionFactory(payment_status=PaymentStatus.CANCELLED)
+    html = client.get(page_url(txn)).content.decode()
+    assert "<time" not in html
+    assert "Expires at" not in html
+
+
+# --- copy buttons --------------------------------------------------------------------------------
+
+
+def test_transfer_page_has_copy_buttons_for_the_account_number_and_amount(
+    client: Client, transfer_transaction: CollectionTransaction
+) -> None:
+    html = client.get(page_url(transfer_transaction)).content.decode()
+    buttons = re.findall(r'<button type="button" class="copy"([^>]*)>Copy</button>', html)
+    assert len(buttons) == 2
+    account, amount = buttons
+    assert 'data-copy="9012345678"' in account
+    assert 'aria-label="Copy account number 9012345678"' in account
+    assert 'data-copy="7205.00"' in amount  # what a banking app accepts: no sign, no commas
+    assert 'aria-label="Copy amount 7205.00"' in amount
+    assert " hidden" in account  # shown by the script, which is what makes them work
+    assert re.search(r'<p class="visually-hidden" role="status" aria-live="polite"', html)
+    assert "/static/checkout/checkout.js" in html
+
+
+def test_card_page_has_no_copy_buttons(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    assert "data-copy=" not in client.get(page_url(card_transaction)).content.decode()
+
+
+# --- card brands and the secured line ------------------------------------------------------------
+
+
+def test_card_form_shows_the_brand_marks_and_the_secured_line(
+    client: Client, card_transaction: CollectionTransaction
+) -> None:
+    html = client.get(page_url(card_transaction)).content.decode()
+    marks = re.findall(
+        r'<img class="brand" src="([^"]+)" alt="([^"]+)"[^>]*data-brand="(\w+)"', html
+    )
+    assert marks == [
+        ("/static/checkout/brand-verve.svg", "Verve", "verve"),
+        ("/static/checkout/brand-mastercard.svg", "Mastercard", "mastercard"),
+        ("/static/checkout/brand-visa.svg", "Visa", "visa"),
+    ]
+    assert {brand for _, _, brand in marks} <= {card_brand(n) for n in BRAND_SAMPLE_NUMBERS}
+    assert '<img src="/static/checkout/lock.svg" alt=""' in html
+    assert "Secured by Merchant Payments" in html
+
+
+@pytest.mark.parametrize(
+    "name", ["brand-verve.svg", "brand-mastercard.svg", "brand-visa.svg", "lock.svg"]
+)
+def test_brand_marks_are_served_from_our_static_files(settings, name: str) -> None:  # type: ignore[no-untyped-def]
+    settings.WHITENOISE_USE_FINDERS = True
+    settings.WHITENOISE_AUTOREFRESH = True
+    response = Client().get(f"/static/checkout/{name}")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert body == Path(finders.find(f"checkout/{name}")).read_bytes()
+    assert body.startswith(b'<svg xmlns="http://www.w3.org/2000/svg"')
 
 
 # --- terminal, expired, unknown ----------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from collections_app.models import (
@@ -734,6 +735,28 @@ def test_search_of_a_bank_transfer_carries_the_instructions_in_meta_data(
     assert data["payment_channel"] == "bank-transfer"
     assert data["authorization_url"] is None
     assert data["meta_data"] == {"payment_instructions": created["data"]["payment_instructions"]}
+
+
+def test_after_a_declined_card_status_and_search_answer_pending_with_the_attempts(
+    test_client: APIClient, initialized, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.COLLECTION_CARD_ATTEMPT_LIMIT = 3
+    reference = initialized["reference"]
+    card = {"card_number": "4000 0000 0000 0002", "expiry": "12/39", "cvv": "123"}
+    for attempt in (1, 2):
+        declined = Client().post(f"/checkout/{reference}/card", card)
+        assert declined["Location"] == f"/checkout/{reference}"
+        assert test_client.get(status_url(reference)).json()["data"]["payment_status"] == (
+            "pending"
+        )
+        searched = test_client.get(search_url(reference)).json()["data"]
+        assert (searched["payment_status"], searched["no_of_attempts"]) == ("pending", attempt)
+        assert searched["paid_at"] is None
+        assert searched["meta_data"] is None
+    Client().post(f"/checkout/{reference}/card", card)
+    searched = test_client.get(search_url(reference)).json()["data"]
+    assert (searched["payment_status"], searched["no_of_attempts"]) == ("failed", 3)
+    assert searched["meta_data"] == {"card": {"brand": "visa", "last4": "0002"}}
 
 
 @pytest.mark.parametrize("case", ["unknown", "other_merchant", "other_mode"])

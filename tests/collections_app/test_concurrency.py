@@ -28,6 +28,7 @@ from collections_app.services import (
 from merchants.models import Mode
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.payment_items.factories import PaymentItemFactory
+from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,6 +89,35 @@ def test_parallel_paid_and_failed_confirmations_apply_exactly_one() -> None:
     assert txn.payment_status == applied.outcome
     assert txn.no_of_attempts == 4
     assert (txn.paid_at is not None) is (txn.payment_status == PaymentStatus.PAID)
+
+
+def test_parallel_declines_count_every_attempt_and_fail_once_at_the_limit() -> None:
+    """Six declined cards at once with a limit of three: the count grows under the row lock,
+    so exactly the third fails the transaction (one event); the rest are recorded."""
+    txn = CollectionTransactionFactory()
+
+    def decline() -> int | None:
+        return transaction_confirm(
+            collection=txn, outcome=PaymentStatus.FAILED, attempt_limit=3
+        ).attempts_left
+
+    results = run_together([decline] * 6)
+    assert sorted(results, key=lambda left: -1 if left is None else left) == [
+        None,
+        None,
+        None,
+        None,
+        1,
+        2,
+    ], results
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.FAILED
+    assert txn.no_of_attempts == 6
+    attempts = TransactionAttempt.objects.filter(transaction=txn)
+    assert attempts.filter(applied=True).count() == 1
+    assert attempts.filter(applied=False, status_before=PaymentStatus.PENDING).count() == 2
+    assert attempts.filter(status_before=PaymentStatus.FAILED).count() == 3
+    assert list(Event.objects.values_list("event_type", flat=True)) == ["transaction.failed"]
 
 
 def test_expiry_racing_a_payment_leaves_one_consistent_outcome() -> None:

@@ -194,6 +194,24 @@ def test_record_ignores_a_pending_status() -> None:
     assert not Event.objects.exists()
 
 
+@pytest.mark.parametrize("status", [PaymentStatus.FAILED, PaymentStatus.PAID])
+def test_record_ignores_a_status_that_did_not_change(status: str) -> None:
+    paid_at = timezone.now() if status == PaymentStatus.PAID else None
+    txn = CollectionTransactionFactory(payment_status=status, paid_at=paid_at)
+    assert transaction_event_record(collection=txn, previous_status=status) is None
+    assert not Event.objects.exists()
+
+
+def test_a_declined_card_with_attempts_left_records_no_event() -> None:
+    txn = CollectionTransactionFactory()
+    result = transaction_confirm(collection=txn, outcome=PaymentStatus.FAILED, attempt_limit=2)
+    assert result.attempts_left == 1
+    assert not Event.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+    transaction_confirm(collection=txn, outcome=PaymentStatus.FAILED, attempt_limit=2)
+    assert Event.objects.get().event_type == "transaction.failed"
+
+
 # --- payouts -----------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -9,9 +10,15 @@ from itertools import product
 from typing import Any
 
 import pytest
+from django.db import transaction
+from django.test import override_settings
 from django.utils import timezone
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from collections_app import services
+from collections_app.checkout import CardSummary, checkout_cancel, checkout_card_pay
 from collections_app.models import (
     Channel,
     CollectionTransaction,
@@ -46,12 +53,14 @@ from tests.payment_items.factories import (
     TransactionSplitFactory,
     TransactionSplitShareFactory,
 )
+from webhooks.models import Event, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
 ALL_STATUSES = list(PaymentStatus)
 TERMINAL = [s for s in ALL_STATUSES if s != PaymentStatus.PENDING]
 OUTCOMES = [PaymentStatus.PAID, PaymentStatus.FAILED, PaymentStatus.CANCELLED]
+DECLINED_CARD_META = {"card": {"brand": "visa", "last4": "0002"}}
 ADA = CustomerInfo(
     email="ada.obi@example.com", phone_number="08031234567", first_name="Ada", last_name="Obi"
 )
@@ -534,6 +543,173 @@ def test_confirmation_outcome_must_be_paid_failed_or_cancelled(outcome: str) -> 
     with pytest.raises(ApplicationError, match="outcome must be one of"):
         transaction_confirm(collection=txn, outcome=outcome)
     assert not TransactionAttempt.objects.exists()
+
+
+# --- declined cards and the attempt limit ------------------------------------------------------
+
+
+def decline(txn: CollectionTransaction, *, attempt_limit: int | None = 3):  # type: ignore[no-untyped-def]
+    return transaction_confirm(
+        collection=txn,
+        outcome=PaymentStatus.FAILED,
+        gateway_reference="SBX_DECLINED",
+        source=ConfirmationSource.CHECKOUT,
+        meta_data=DECLINED_CARD_META,
+        attempt_limit=attempt_limit,
+    )
+
+
+def test_decline_below_the_limit_leaves_the_transaction_pending(
+    status_changes, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    txn = CollectionTransactionFactory()
+    with django_capture_on_commit_callbacks() as enqueued:
+        result = decline(txn)
+    assert (result.applied, result.attempts_left) == (False, 2)
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.PENDING
+    assert txn.no_of_attempts == 1
+    assert txn.status_changed_at is None
+    assert (txn.gateway_reference, txn.meta_data) == (None, None)
+    attempt = TransactionAttempt.objects.get(transaction=txn)
+    assert (attempt.outcome, attempt.applied, attempt.status_before) == (
+        "failed",
+        False,
+        "pending",
+    )
+    assert attempt.meta == DECLINED_CARD_META
+    assert attempt.gateway_reference == "SBX_DECLINED"
+    assert "attempt 1 of 3" in attempt.note
+    assert status_changes == []
+    assert not Event.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+    assert enqueued == []
+
+
+def test_the_decline_that_reaches_the_limit_fails_with_its_event(status_changes) -> None:
+    txn = CollectionTransactionFactory()
+    assert [decline(txn).attempts_left for _ in range(2)] == [2, 1]
+    result = decline(txn)
+    assert (result.applied, result.attempts_left) == (True, None)
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.FAILED
+    assert txn.no_of_attempts == 3
+    assert txn.meta_data == DECLINED_CARD_META
+    assert txn.amount_paid == Decimal("0.00")
+    assert status_changes == [(txn.reference, "pending", "failed")]
+    assert list(Event.objects.values_list("event_type", flat=True)) == ["transaction.failed"]
+
+
+def test_a_decline_once_the_count_is_past_a_lowered_limit_fails() -> None:
+    txn = CollectionTransactionFactory(no_of_attempts=4)
+    assert decline(txn, attempt_limit=3).applied is True
+    txn.refresh_from_db()
+    assert (txn.payment_status, txn.no_of_attempts) == (PaymentStatus.FAILED, 5)
+
+
+def test_decline_then_a_good_card_pays_once_with_exact_amounts(status_changes) -> None:
+    txn = CollectionTransactionFactory()
+    decline(txn)
+    result = transaction_confirm(
+        collection=txn,
+        outcome=PaymentStatus.PAID,
+        gateway_reference="SBX_PAID",
+        source=ConfirmationSource.CHECKOUT,
+        meta_data={"card": {"brand": "visa", "last4": "4081"}},
+        attempt_limit=3,
+    )
+    assert (result.applied, result.attempts_left) == (True, None)
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.PAID
+    assert txn.no_of_attempts == 2
+    assert txn.amount_paid == Decimal("7205.00")
+    assert txn.gateway_reference == "SBX_PAID"
+    assert txn.meta_data == {"card": {"brand": "visa", "last4": "4081"}}
+    assert status_changes == [(txn.reference, "pending", "paid")]
+    event = Event.objects.get()
+    assert event.event_type == "transaction.paid"
+    body = json.loads(event.body_bytes)["data"]
+    assert (body["amount"], body["transaction_fee"], body["amount_to_be_paid"]) == (
+        "7000.00",
+        "205.00",
+        "7205.00",
+    )
+    assert body["amount_paid"] == "7205.00"
+
+
+def test_without_an_attempt_limit_a_failed_outcome_fails_at_once() -> None:
+    """The test helper and live verification report a final failure, not a card to retry."""
+    txn = CollectionTransactionFactory()
+    result = decline(txn, attempt_limit=None)
+    assert (result.applied, result.attempts_left) == (True, None)
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.FAILED
+
+
+@pytest.mark.parametrize("status", TERMINAL)
+def test_a_decline_on_a_final_transaction_is_late_not_retryable(status: str) -> None:
+    paid_at = timezone.now() if status == PaymentStatus.PAID else None
+    txn = CollectionTransactionFactory(payment_status=status, paid_at=paid_at)
+    result = decline(txn)
+    assert (result.applied, result.attempts_left) == (False, None)
+    assert result.attempt.note == f"transaction was already {status}"
+    txn.refresh_from_db()
+    assert txn.payment_status == status
+    assert not Event.objects.exists()
+
+
+CARD_STEPS = st.lists(st.sampled_from(["decline", "pay", "cancel"]), max_size=8)
+
+
+@hypothesis_settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(limit=st.integers(min_value=1, max_value=4), steps=CARD_STEPS)
+def test_card_outcome_sequences_keep_status_attempts_and_events_consistent(
+    limit: int, steps: list[str]
+) -> None:
+    """A model: pending until a payment, a cancellation or the decline that brings the
+    attempts to the limit; then final for good, with exactly one event, and every later
+    attempt recorded but not applied."""
+    card = CardSummary(brand="visa", last4="0002")
+    with transaction.atomic(), override_settings(COLLECTION_CARD_ATTEMPT_LIMIT=limit):
+        txn = CollectionTransactionFactory()
+        expected = PaymentStatus.PENDING
+        for number, step in enumerate(steps, start=1):
+            if step == "cancel":
+                result = checkout_cancel(collection=txn)
+            else:
+                outcome = PaymentStatus.PAID if step == "pay" else PaymentStatus.FAILED
+                result = checkout_card_pay(collection=txn, outcome=outcome, card=card)
+            was_pending = expected == PaymentStatus.PENDING
+            if was_pending and step == "pay":
+                expected = PaymentStatus.PAID
+            elif was_pending and step == "cancel":
+                expected = PaymentStatus.CANCELLED
+            elif was_pending and step == "decline" and number >= limit:
+                expected = PaymentStatus.FAILED
+            retry = was_pending and expected == PaymentStatus.PENDING
+            assert result.attempts_left == (limit - number if retry else None)
+            assert result.applied is (was_pending and not retry)
+            txn.refresh_from_db()
+            assert txn.payment_status == expected
+            assert txn.no_of_attempts == number
+            events = list(
+                Event.objects.filter(transaction=txn).values_list("event_type", flat=True)
+            )
+            final = expected != PaymentStatus.PENDING
+            assert events == ([f"transaction.{expected}"] if final else [])
+        attempts = TransactionAttempt.objects.filter(transaction=txn)
+        assert attempts.count() == len(steps)
+        assert attempts.filter(applied=True).count() == (
+            0 if expected == PaymentStatus.PENDING else 1
+        )
+        paid = expected == PaymentStatus.PAID
+        assert txn.amount_paid == (Decimal("7205.00") if paid else Decimal("0.00"))
+        assert (txn.paid_at is not None) is paid
+        transaction.set_rollback(True)
 
 
 # --- expiry ------------------------------------------------------------------------------------

@@ -310,6 +310,7 @@ ROUTES = [
     Route("GET", "/checkout/<str:reference>"),
     Route("POST", "/checkout/<str:reference>/card", _card_form),
     Route("POST", "/checkout/<str:reference>/transfer"),
+    Route("GET", "/checkout/<str:reference>/cancel"),
     Route("POST", "/checkout/<str:reference>/cancel"),
     Route("GET", "/checkout/<str:reference>/return"),
 ]
