@@ -9,8 +9,9 @@ Run inside the benchmark's environment (``DJANGO_SETTINGS_MODULE=benchmarks.benc
 The statements are replayed as captured; only the values that must vary per transaction are
 replaced by pgbench variables: the merchant/wallet (``:i``, random over the same spread as the
 HTTP run), the idempotency key and internal reference (unique per transaction), the secret key's
-hash (computed by PostgreSQL from ``:i``), the balances written after the row lock (from the
-locked row, ``\\gset``) and the new payout's id (``RETURNING … \\gset``).
+hash (computed by PostgreSQL from ``:i``), the ledger entry's balance-after snapshots (the
+balances the wallet's conditional update returns, ``RETURNING … \\gset``) and the new payout's
+id (``RETURNING … \\gset``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def build_script(
     available, reserved = (minor_units_from_decimal(balance) for balance in balances_before)
     debit = minor_units_from_decimal(total_debit)
     available_after, reserved_after = str(available - debit), str(reserved + debit)
+    balances_returned = False
     ident = rf"\b{wallet_id}\b"
     lines = [
         "-- M1: the SQL of one payout create, captured from the ORM (benchmarks/capture_create.py)",
@@ -91,9 +93,7 @@ def build_script(
         sql = re.sub(rf'("wallet_id" = ){ident}', r"\1:i", sql)
         sql = re.sub(rf'("wallets_wallet"\."id" = ){ident}', r"\1:i", sql)
         suffix = ";"
-        if upper.startswith("SELECT") and upper.endswith("FOR UPDATE"):
-            suffix = r" \gset w_"
-        elif upper.startswith('INSERT INTO "PAYOUTS_PAYOUT"'):
+        if upper.startswith('INSERT INTO "PAYOUTS_PAYOUT"'):
             sql = _replace(
                 sql,
                 rf"VALUES \({wallet_id}, {merchant_id},",
@@ -105,26 +105,29 @@ def build_script(
                 raise CaptureError(f"the payout insert no longer returns its id: {sql[-80:]}")
             suffix = r" \gset p_"
         elif upper.startswith('UPDATE "WALLETS_WALLET"'):
+            # The reservation: one conditional update (it takes the row lock) that returns the
+            # balances it left; pgbench keeps them for the ledger entry.
+            if not (
+                " RETURNING " in upper
+                and f'"available_balance" = "available_balance" - {debit}' in sql
+                and f'"available_balance" >= {debit}' in sql
+            ):
+                raise CaptureError(f"the reservation is no longer one conditional update: {sql}")
             sql = _replace(
-                sql,
-                f'"available_balance" = {available_after}',
-                f'"available_balance" = :w_available_balance - {debit}',
-                what="the new available balance",
+                sql, rf'(WHERE "id" = ){ident}', r"\1:i", what="the wallet's id", regex=True
             )
-            sql = _replace(
-                sql,
-                f'"reserved_balance" = {reserved_after}',
-                f'"reserved_balance" = :w_reserved_balance + {debit}',
-                what="the new reserved balance",
-            )
+            balances_returned = True
+            suffix = r" \gset w_"
         elif upper.startswith('INSERT INTO "WALLETS_LEDGERENTRY"'):
+            if not balances_returned:
+                raise CaptureError("the ledger entry came before the wallet's reservation")
             sql = _replace(
                 sql, rf"VALUES \({wallet_id},", "VALUES (:i,", what="the entry's wallet", regex=True
             )
             sql = _replace(
                 sql,
                 f" {available_after}, {reserved_after},",
-                f" :w_available_balance - {debit}, :w_reserved_balance + {debit},",
+                " :w_available_balance, :w_reserved_balance,",
                 what="the balance-after snapshots",
             )
             sql = _replace(sql, rf", {payout_id}, ", ", :p_id, ", what="the payout id", regex=True)
@@ -220,7 +223,9 @@ def main() -> int:
                 "create_queries_in_transaction": in_transaction,
                 "replay_queries": len(replay_queries.captured_queries),
                 "replay_locks_wallet": any(
-                    "FOR UPDATE" in query["sql"] for query in replay_queries.captured_queries
+                    "FOR UPDATE" in query["sql"]
+                    or query["sql"].startswith('UPDATE "wallets_wallet"')
+                    for query in replay_queries.captured_queries
                 ),
                 "create_sql": statements,
             },

@@ -1,4 +1,5 @@
-"""Bearer secret-key authentication. ``request.user`` is the merchant, ``request.auth`` the key."""
+"""Bearer secret-key authentication. ``request.user`` is the merchant, ``request.auth`` the key
+(``request.auth.wallet``: the merchant's wallet of the key's mode, read in the same query)."""
 
 from __future__ import annotations
 

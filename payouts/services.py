@@ -59,7 +59,7 @@ from wallets.services import (
     wallet_capture,
     wallet_lock,
     wallet_release,
-    wallet_reserve,
+    wallet_reserve_atomic,
     wallet_reserve_each,
     wallet_return,
 )
@@ -165,11 +165,10 @@ def internal_reference_generate() -> str:
 
 
 def _earlier_payout(*, wallet_id: int, idempotency_key: str) -> Payout | None:
-    """The wallet's payout with this idempotency key, if any (one indexed lookup)."""
-    return next(
-        iter(Payout.objects.filter(wallet_id=wallet_id, idempotency_key=idempotency_key)[:1]),
-        None,
-    )
+    """The wallet's payout with this idempotency key, if any (one indexed lookup; the key is
+    unique per wallet, so the query asks for no order)."""
+    payouts = Payout.objects.filter(wallet_id=wallet_id, idempotency_key=idempotency_key)
+    return next(iter(payouts.order_by()[:1]), None)
 
 
 def _replay_of(earlier: Payout | None, *, fingerprint: str) -> PayoutCreateResult | None:
@@ -227,8 +226,8 @@ def _payout_prepare(
     """The rules of a create before the wallet lock, in their order: the replay or conflict of
     ``earlier`` (the wallet's payout with this key, looked up by the caller), then the cheap
     checks on an unlocked read (active wallet, fee, ``available_balance``), so hopeless
-    requests cost no provider call, then the name enquiry. ``wallet_reserve`` checks the wallet
-    again under the lock."""
+    requests cost no provider call, then the name enquiry. The reservation checks the wallet
+    again as it changes it (``wallet_reserve_atomic``, ``wallet_reserve_each``)."""
     narration = narration or None
     fingerprint = payout_fingerprint(
         account_number=account_number,
@@ -283,17 +282,26 @@ def payout_create(
     currency: str = CURRENCY_NGN,
     narration: str | None = None,
     bank_id: int | None = None,
+    wallet: Wallet | None = None,
 ) -> PayoutCreateResult:
     """Accepts a payout: total debit reserved and the payout ``reserved``, in one transaction.
 
-    The idempotency fast path, name enquiry and fee lookup run before the wallet lock; the
-    transaction inserts the payout, then locks the wallet only to reserve the funds. Concurrent
-    requests with one key meet on the unique constraint (wallet, idempotency key): the later
-    insert waits for the first, fails, and answers as a replay.
+    The idempotency fast path, name enquiry and fee lookup run before the wallet is locked; the
+    transaction inserts the payout, then reserves the funds with one conditional update of the
+    wallet, which takes its row lock (``wallet_reserve_atomic``). Concurrent requests with one
+    key meet on the unique constraint (wallet, idempotency key): the later insert waits for the
+    first, fails, and answers as a replay.
+
+    ``wallet`` is the merchant's wallet of ``mode`` when the caller has read it already (the key
+    authentication loads it with the key); it is read here otherwise. Either way it is an
+    unlocked read, used only for the checks before the transaction.
     """
     payout_currency_validate(currency=currency)
     bank = bank_resolve(bank_code=bank_code, bank_id=bank_id)
-    wallet = wallet_get(merchant=merchant, mode=mode)
+    if wallet is None:
+        wallet = wallet_get(merchant=merchant, mode=mode)
+    elif wallet.merchant_id != merchant.pk or wallet.mode != mode:
+        raise ValueError("wallet: must be the merchant's wallet of this mode")
     plan = _payout_prepare(
         merchant=merchant,
         mode=mode,
@@ -328,18 +336,19 @@ def payout_create(
 
 @transaction.atomic
 def _payout_insert(*, wallet_id: int, fields: dict[str, Any]) -> PayoutCreateResult:
-    """Inserts the payout, then locks the wallet and reserves its total debit: the lock is
-    taken last and held for two statements (the balance update and its ledger entry)."""
+    """Inserts the payout, then reserves its total debit: the wallet's row lock is taken last,
+    by the reservation's update, and held for one more statement (its ledger entry)."""
     payout = Payout.objects.create(wallet_id=wallet_id, status=PayoutStatus.RESERVED, **fields)
-    _payout_reserve(payout=payout, wallet=wallet_lock(wallet_id=wallet_id))
+    _payout_reserve(payout=payout, wallet_id=wallet_id)
     return PayoutCreateResult(payout=payout, duplicate=False)
 
 
-def _payout_reserve(*, payout: Payout, wallet: Wallet) -> None:
-    """Reserves the inserted payout's total debit on the wallet locked in this transaction and
-    queues its dispatch for when the transaction commits."""
-    wallet_reserve(
-        wallet=wallet,
+def _payout_reserve(*, payout: Payout, wallet_id: int) -> None:
+    """Reserves the inserted payout's total debit on its wallet (an inactive wallet or too
+    little available balance raises, and the transaction rolls the payout back) and queues its
+    dispatch for when the transaction commits."""
+    wallet_reserve_atomic(
+        wallet_id=wallet_id,
         amount=payout.total_debit_amount,
         reference=payout.internal_reference,
         payout_id=payout.pk,
@@ -350,7 +359,7 @@ def _payout_reserve(*, payout: Payout, wallet: Wallet) -> None:
         "payout %s reserved %s on wallet %s",
         payout.internal_reference,
         payout.total_debit_amount,
-        wallet.pk,
+        wallet_id,
     )
 
 

@@ -1,11 +1,12 @@
 """Wallet writes, and the rules a fee schedule must keep. This module is the only place balances
-change: every function locks the wallet row with ``select_for_update()`` inside
-``transaction.atomic()`` and writes the ledger entry that explains the change in the same
-transaction.
+change: every function locks the wallet row inside ``transaction.atomic()`` (with
+``select_for_update()``, or, for a payout create's reservation, with the conditional ``UPDATE``
+that makes it) and writes the ledger entry that explains the change in the same transaction.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Iterable, Sequence
@@ -14,7 +15,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
 from core.money import CURRENCY_NGN, MAX_AMOUNT, MAX_WALLET_BALANCE, TWO_PLACES
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 ZERO = Decimal("0.00")
 STATIC_ACCOUNT_ATTEMPTS = 20
+WALLET_NOT_FOUND_MESSAGE = "Wallet not found"
 
 
 # --- Wallet creation ---------------------------------------------------------------------------
@@ -167,7 +170,7 @@ def wallet_lock(*, wallet_id: int) -> Wallet:
     try:
         return Wallet.objects.select_for_update().get(pk=wallet_id)
     except Wallet.DoesNotExist:
-        raise NotFoundError("Wallet not found") from None
+        raise NotFoundError(WALLET_NOT_FOUND_MESSAGE) from None
 
 
 def _require_positive(amount: Decimal, *, name: str = "amount") -> Decimal:
@@ -316,6 +319,88 @@ def wallet_reserve(
         reference=reference,
         payout_id=payout_id,
     )
+
+
+@functools.cache
+def _wallet_reserve_statement(vendor: str) -> str:
+    """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_atomic`, built once per backend from
+    the model's table and column names. It moves an amount (kobo) from available to reserved and
+    stamps ``updated_at`` if the wallet is active and its available balance covers the amount,
+    and returns every column of the row as updated. Parameters: the amount, the amount, the
+    time, the wallet's id, the active status, the amount."""
+    quote = connection.ops.quote_name
+
+    def column(name: str) -> str:
+        return quote(Wallet._meta.get_field(name).column)
+
+    available, reserved = column("available_balance"), column("reserved_balance")
+    returned = ", ".join(quote(field.column) for field in Wallet._meta.concrete_fields)
+    return (
+        f"UPDATE {quote(Wallet._meta.db_table)} "  # noqa: S608 - names from the model; values are %s
+        f"SET {available} = {available} - %s, {reserved} = {reserved} + %s, "
+        f"{column('updated_at')} = %s "
+        f"WHERE {column('id')} = %s AND {column('status')} = %s AND {available} >= %s "
+        f"RETURNING {returned}"
+    )
+
+
+def wallet_reserve_atomic(
+    *, wallet_id: int, amount: Decimal, reference: str, payout_id: int | None = None
+) -> LedgerEntry:
+    """Moves ``amount`` (a payout's total debit) from available to reserved, as
+    :func:`wallet_reserve` does, without locking the wallet first: one conditional ``UPDATE …
+    RETURNING`` changes the balances only if the wallet is active and its available balance
+    covers ``amount``, and takes the row lock itself (held until the caller's transaction ends),
+    so a concurrent reservation waits and is checked against the balance this one left.
+
+    The entry (its balance-after snapshots are the balances the update returned) and the
+    low-balance alert come from ``_ledger_entry_build``, the rules every ledger write follows;
+    the alert flag is saved by one more statement only when it flips. No row updated: one read
+    tells why, and the error is ``wallet_reserve``'s (``WalletInactiveError``, then
+    ``InsufficientBalanceError``); nothing has changed. Must run inside the caller's
+    ``transaction.atomic()`` (with the payout row it reserves for).
+    """
+    if not _in_atomic_block():
+        raise RuntimeError("wallet_reserve_atomic must be called inside transaction.atomic()")
+    amount = _require_positive(amount)
+    # Money crosses into SQL as the column's integer kobo and comes back through the field's
+    # from_db_value (raw() applies the converters), as the ORM would: never as a float.
+    kobo = Wallet._meta.get_field("available_balance").get_db_prep_value(amount, connection)
+    now = Wallet._meta.get_field("updated_at").get_db_prep_value(timezone.now(), connection)
+    updated = list(
+        Wallet.objects.raw(
+            _wallet_reserve_statement(connection.vendor),
+            [kobo, kobo, now, wallet_id, WalletStatus.ACTIVE.value, kobo],
+        )
+    )
+    if not updated:
+        status = Wallet.objects.filter(pk=wallet_id).values_list("status", flat=True).first()
+        if status is None:
+            raise NotFoundError(WALLET_NOT_FOUND_MESSAGE)
+        if status != WalletStatus.ACTIVE:
+            raise WalletInactiveError()
+        raise InsufficientBalanceError()
+    [wallet] = updated
+    # The balances the update started from: _ledger_entry_build applies the deltas to them
+    # again, in memory, to build the entry and decide the alert exactly as for any other write.
+    wallet.available_balance += amount
+    wallet.reserved_balance -= amount
+    alerted_before = wallet.low_balance_alerted
+    entry, crossed_below = _ledger_entry_build(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_RESERVE,
+        amount=amount,
+        available_delta=-amount,
+        reserved_delta=amount,
+        reference=reference,
+        payout_id=payout_id,
+    )
+    if wallet.low_balance_alerted != alerted_before:
+        wallet.save(update_fields=["low_balance_alerted"])
+    entry.save(force_insert=True)
+    if crossed_below:
+        _balance_low_send(wallet, entry)
+    return entry
 
 
 @dataclass(frozen=True)
@@ -640,6 +725,7 @@ __all__ = [
     "wallet_lock",
     "wallet_release",
     "wallet_reserve",
+    "wallet_reserve_atomic",
     "wallet_reserve_each",
     "wallet_status_set",
     "wallets_create_for_merchant",

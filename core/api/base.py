@@ -36,6 +36,12 @@ class MerchantApi(APIView):
     def mode(request: Request) -> str:
         return request.auth.mode
 
+    @staticmethod
+    def wallet(request: Request) -> Any:
+        """The merchant's wallet of the key's mode (``wallets.models.Wallet``, or None), as the
+        authentication read it with the key: an unlocked read from the start of the request."""
+        return request.auth.wallet
+
 
 class ForbiddenMerchantApi(MerchantApi):
     """Initialize, status-check and search routes: 403 in the envelope."""

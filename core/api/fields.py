@@ -1,8 +1,9 @@
 """Serializer fields shared by every app: amounts in and out as strings, strict strings, date
-query parameters, and serializers that refuse unknown fields."""
+query parameters, serializers that refuse unknown fields, and output serializers built once."""
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -144,3 +145,18 @@ class IsoDateTimeParamField(serializers.Field):
 
     def to_representation(self, value: datetime) -> str:
         return value.isoformat()
+
+
+@functools.cache
+def _output_serializer(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    return serializer_class()
+
+
+def representation(serializer_class: type[serializers.Serializer], instance: Any) -> dict[str, Any]:
+    """``serializer_class(instance).data``, from one serializer of that class per process.
+
+    DRF deep-copies a serializer's declared fields, nested serializers' included, each time one
+    is built; an output serializer (no context, one object) represents any number of objects,
+    from any thread, with the same fields, so routes on the hot path build it once.
+    """
+    return _output_serializer(serializer_class).to_representation(instance)

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
+from core.api.fields import representation
 from core.api.pagination import PageParamsSerializer, PaginationField, paginate
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
@@ -126,9 +127,11 @@ class PayoutListCreateApi(MerchantApi):
                     merchant=merchant, mode=mode, beneficiary_id=beneficiary_id
                 )
             )
-        result = payout_create(merchant=merchant, mode=mode, **arguments)
+        result = payout_create(
+            merchant=merchant, mode=mode, wallet=self.wallet(request), **arguments
+        )
         return EnvelopeResponse(
-            PayoutCreateOutputSerializer(result).data,
+            representation(PayoutCreateOutputSerializer, result),
             message=DUPLICATE_MESSAGE if result.duplicate else CREATED_MESSAGE,
             status=202,
         )

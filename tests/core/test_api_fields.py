@@ -1,11 +1,16 @@
-"""The strict string field shared by every app's input serializers."""
+"""The strict string field shared by every app's input serializers, and output serializers built
+once per process."""
 
 from __future__ import annotations
+
+import json
+from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 from rest_framework import serializers
 
-from core.api.fields import StrictCharField
+from core.api.fields import MoneyField, StrictCharField, representation
 
 
 def test_strict_char_field_accepts_a_string() -> None:
@@ -23,3 +28,48 @@ def test_strict_char_field_refuses_a_lone_surrogate() -> None:
     with pytest.raises(serializers.ValidationError) as raised:
         StrictCharField().run_validation("abc\ud800")
     assert raised.value.detail == ["must be valid Unicode text"]
+
+
+class _InnerOutputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    amount = MoneyField()
+
+
+class _OuterOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    inner = _InnerOutputSerializer(source="*")
+    note = serializers.SerializerMethodField()
+    flag = serializers.BooleanField()
+
+    def get_note(self, obj: object) -> str | None:
+        return getattr(obj, "note", None) or None
+
+
+def test_representation_is_the_serializers_data_in_the_same_order() -> None:
+    objects = [
+        SimpleNamespace(id=1, name="Ade", amount=Decimal("10.5"), note="", flag=True),
+        SimpleNamespace(id=2, name="Bola", amount=Decimal("0.01"), note="n", flag=False),
+    ]
+    for obj in objects:
+        built_per_object = _OuterOutputSerializer(obj).data
+        assert representation(_OuterOutputSerializer, obj) == built_per_object
+        assert json.dumps(representation(_OuterOutputSerializer, obj)) == json.dumps(
+            built_per_object
+        )
+
+
+def test_representation_builds_the_serializer_once() -> None:
+    built: list[object] = []
+
+    class CountedOutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            built.append(self)
+            super().__init__(*args, **kwargs)
+
+    answers = [
+        representation(CountedOutputSerializer, SimpleNamespace(name=f"n{n}")) for n in range(3)
+    ]
+    assert answers == [{"name": "n0"}, {"name": "n1"}, {"name": "n2"}]
+    assert len(built) == 1

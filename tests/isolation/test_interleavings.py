@@ -145,19 +145,22 @@ def assert_settled_once(payout: Payout, *, status: str, funded: Decimal) -> Payo
 
 
 def _second_reserve_waits_for_the_first(interleaving, account: MerchantCreated):
-    """A inserts its payout and locks the wallet; B (another idempotency key) inserts its own
-    payout and asks for the wallet lock while A holds it; then A reserves and commits."""
+    """A inserts its payout and reserves (the conditional update locks the wallet row); B
+    (another idempotency key) inserts its own payout and its reservation's update waits for
+    the row lock A holds; then A commits, and B's update checks the balance A left."""
     first = interleaving.session("A", creating(account, key="reserve-A"))
     second = interleaving.session("B", creating(account, key="reserve-B"))
-    first_holds_lock = interleaving.pause_after(payouts.services, "wallet_lock", session=first)
-    second_at_lock = interleaving.reach(payouts.services, "wallet_lock", session=second)
+    first_holds_lock = interleaving.pause_after(
+        payouts.services, "wallet_reserve_atomic", session=first
+    )
+    second_at_lock = interleaving.reach(payouts.services, "wallet_reserve_atomic", session=second)
 
     first.start()
-    first_holds_lock.wait()  # A: payout inserted, wallet row locked, nothing reserved yet
+    first_holds_lock.wait()  # A: payout inserted, reserved, wallet row locked, not committed
     second.start()
     second_at_lock.wait()  # B: passed the unlocked balance check, its payout inserted
     interleaving.assert_blocked(second, on="the wallet row lock held by A")
-    first_holds_lock.release()  # A reserves and commits; B then locks the fresh row
+    first_holds_lock.release()  # A commits; B's update then sees the fresh row
     return first.value(), second
 
 
@@ -219,7 +222,7 @@ def _second_create_inserts_while_the_first_is_open(
     the unique index (wallet, idempotency key) until A commits."""
     first = interleaving.session("A", creating(account, key="one-key"))
     second = interleaving.session("B", creating(account, key="one-key", amount=second_amount))
-    first_open = interleaving.pause_after(payouts.services, "wallet_lock", session=first)
+    first_open = interleaving.pause_after(payouts.services, "wallet_reserve_atomic", session=first)
     second_inserting = interleaving.reach(payouts.services, "_payout_insert", session=second)
 
     first.start()

@@ -16,8 +16,9 @@ from core.api import pagination
 from core.money import AMOUNT_RULE
 from merchants.models import Mode
 from merchants.services import merchant_create, secret_key_rotate
+from payouts.api.serializers import PayoutCreateOutputSerializer
 from payouts.models import Payout, PayoutStatus
-from payouts.services import payout_dispatch
+from payouts.services import PayoutCreateResult, payout_dispatch
 from tests.payouts.factories import PayoutFactory
 from tests.payouts.helpers import (
     PAYOUTS_URL,
@@ -115,6 +116,25 @@ def test_create_answers_202_with_the_payout(test_client, funded_wallet, payload)
     assert funded_wallet.available_balance == Decimal("97489.50")
     assert funded_wallet.reserved_balance == Decimal("2510.50")
     assert_wallet_balanced(funded_wallet)
+
+
+def test_create_answers_what_its_output_serializer_writes_in_the_same_order(
+    test_client, funded_wallet, payload
+) -> None:
+    response = post_create(test_client, payload())
+    assert response.status_code == 202
+    data = json.loads(response.content)["data"]
+    payout = Payout.objects.get(pk=data["payout"]["id"])
+    expected = PayoutCreateOutputSerializer(PayoutCreateResult(payout=payout, duplicate=False)).data
+    assert json.dumps(data) == json.dumps(expected)
+
+
+def test_create_without_a_wallet_of_the_keys_mode_is_404(
+    test_client, merchant_account, payload
+) -> None:
+    wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST).delete()
+    error(post_create(test_client, payload()), 404, "Merchant wallet not found")
+    assert not Payout.objects.exists()
 
 
 def test_create_enqueues_the_dispatch_on_commit(

@@ -1,4 +1,5 @@
-"""The SQL of a payout create: what runs before the wallet lock, and how briefly it is held."""
+"""The SQL of a payout create: what runs before the wallet is locked, and how briefly the lock is
+held."""
 
 from __future__ import annotations
 
@@ -25,19 +26,22 @@ def test_create_locks_the_wallet_last_and_briefly(test_client, funded_wallet, pa
         response = test_client.post(PAYOUTS_URL, payload(), format="json")
     assert response.status_code == 202
     statements = _statements(captured)
-    lock = next(i for i, sql in enumerate(statements) if sql.endswith("FOR UPDATE"))
+    assert not any(sql.endswith("FOR UPDATE") for sql in statements)
     insert = next(
         i for i, sql in enumerate(statements) if sql.startswith('INSERT INTO "payouts_payout"')
     )
+    # The reservation's conditional update takes the wallet's row lock, after the payout insert.
+    lock = next(i for i, sql in enumerate(statements) if sql.startswith('UPDATE "wallets_wallet"'))
     assert insert < lock, "the payout row is written before the wallet lock is taken"
+    assert " WHERE " in statements[lock] and " RETURNING " in statements[lock]
     held = [sql for sql in statements[lock + 1 :] if not sql.startswith(("RELEASE", "COMMIT"))]
-    assert [sql.split(" ")[0:3] for sql in held] == [
-        ["UPDATE", '"wallets_wallet"', "SET"],
-        ["INSERT", "INTO", '"wallets_ledgerentry"'],
-    ]
+    assert [sql.split(" ")[0:3] for sql in held] == [["INSERT", "INTO", '"wallets_ledgerentry"']]
     before_lock = statements[:insert]
-    # key, wallet, idempotency check; banks and fee tiers come from process memory
-    assert [sql for sql in before_lock if sql.startswith("SELECT")] == before_lock[:3]
+    # the key with its merchant and wallet, the idempotency check; banks and fee tiers come
+    # from process memory
+    assert [sql for sql in before_lock if sql.startswith("SELECT")] == before_lock[:2]
+    assert '"merchants_secretkey"' in before_lock[0] and "wallets_wallet" in before_lock[0]
+    assert '"payouts_payout"' in before_lock[1]
     assert not any("wallets_bank" in sql or "wallets_feetier" in sql for sql in statements)
 
 
@@ -46,9 +50,10 @@ def test_create_and_replay_query_counts(
 ) -> None:
     body = payload()
     test_client.post(PAYOUTS_URL, payload(), format="json")  # warm the memos
-    # key, wallet, key check, savepoint, insert, lock, balance, ledger, release
-    with django_assert_num_queries(9):
+    # key with merchant and wallet, key check, savepoint, insert, reserve (update … returning),
+    # ledger entry, release
+    with django_assert_num_queries(7):
         assert test_client.post(PAYOUTS_URL, body, format="json").status_code == 202
-    with django_assert_num_queries(3):  # key, wallet, the earlier payout; no lock
+    with django_assert_num_queries(2):  # key with merchant and wallet, the earlier payout
         replay = test_client.post(PAYOUTS_URL, body, format="json")
     assert replay.json()["data"]["duplicate"] is True

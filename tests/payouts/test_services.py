@@ -123,6 +123,19 @@ def test_inactive_wallet_is_refused(funded_wallet, create_payout) -> None:
     assert Payout.objects.count() == 0
 
 
+def test_create_uses_the_wallet_the_caller_read_and_checks_it_is_the_merchants_of_the_mode(
+    funded_wallet, live_wallet, create_payout, django_assert_num_queries
+) -> None:
+    create_payout(wallet=funded_wallet)  # warm the memos
+    # the key check, savepoint, insert, reserve, ledger entry, release: no wallet read
+    with django_assert_num_queries(6):
+        payout = create_payout(wallet=funded_wallet).payout
+    assert payout.wallet_id == funded_wallet.pk
+    with pytest.raises(ValueError, match="the merchant's wallet of this mode"):
+        create_payout(wallet=live_wallet)
+    assert Payout.objects.filter(wallet=live_wallet).count() == 0
+
+
 def test_only_ngn(funded_wallet, create_payout) -> None:
     with pytest.raises(ApplicationError) as raised:
         create_payout(currency="USD")

@@ -1,5 +1,6 @@
 """Real threads against one wallet on PostgreSQL: the row lock must serialise every balance
-change. Without ``select_for_update`` in ``wallet_lock`` these tests lose updates and fail."""
+change. Without ``select_for_update`` in ``wallet_lock``, or with a ``wallet_reserve_atomic``
+that read the balance before its update, these tests lose updates or overdraw and fail."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from merchants.models import Mode
 from merchants.services import merchant_create
 from wallets.api.views import funding_signature_compute
 from wallets.exceptions import InsufficientBalanceError
-from wallets.models import FundingTransfer, LedgerEntry, Wallet
-from wallets.selectors import wallet_totals
-from wallets.services import wallet_fund, wallet_lock, wallet_reserve
+from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, Wallet
+from wallets.selectors import ledger_snapshot_mismatch_count, wallet_totals
+from wallets.services import wallet_fund, wallet_lock, wallet_reserve, wallet_reserve_atomic
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -120,6 +121,74 @@ def test_concurrent_reserves_never_overdraw(wallet: Wallet) -> None:
     assert results.count(True) == 3
     wallet.refresh_from_db()
     assert (wallet.available_balance, wallet.reserved_balance) == (D("10.00"), D("90.00"))
+    assert wallet_totals(wallet=wallet).balanced
+
+
+def test_concurrent_atomic_reservations_never_overdraw(wallet: Wallet) -> None:
+    """100.00 available, twelve threads each reserve 30.00 with the conditional update: exactly
+    three succeed, each with its entry, and every snapshot is a running sum."""
+
+    def reserve(index: int) -> bool:
+        try:
+            with transaction.atomic():
+                wallet_reserve_atomic(
+                    wallet_id=wallet.pk, amount=D("30.00"), reference=f"A-{index}"
+                )
+        except InsufficientBalanceError:
+            return False
+        return True
+
+    results = _run_in_threads(THREADS, reserve)
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert results.count(True) == 3
+    wallet.refresh_from_db()
+    assert (wallet.available_balance, wallet.reserved_balance) == (D("10.00"), D("90.00"))
+    reserves = LedgerEntry.objects.filter(wallet=wallet, entry_type=LedgerEntryType.PAYOUT_RESERVE)
+    assert reserves.count() == 3
+    assert ledger_snapshot_mismatch_count() == 0
+    assert wallet_totals(wallet=wallet).balanced
+
+
+def test_atomic_reservations_fundings_and_locked_reservations_interleave_without_loss(
+    wallet: Wallet,
+) -> None:
+    """A third of the threads fund 10.00 at a time, a third reserve 7.00 after locking the row
+    (``wallet_reserve``), a third reserve 7.00 with the conditional update: both kinds of
+    reservation wait for each other's row lock, so nothing is lost or overdrawn."""
+
+    def work(index: int) -> dict[str, int]:
+        done = {"funded": 0, "reserved": 0, "refused": 0}
+        for step in range(OPERATIONS_PER_THREAD):
+            reference = f"M-{index}-{step}"
+            try:
+                if index % 3 == 0:
+                    wallet_fund(wallet_id=wallet.pk, amount=D("10.00"), reference=reference)
+                    done["funded"] += 1
+                    continue
+                with transaction.atomic():
+                    if index % 3 == 1:
+                        locked = wallet_lock(wallet_id=wallet.pk)
+                        wallet_reserve(wallet=locked, amount=D("7.00"), reference=reference)
+                    else:
+                        wallet_reserve_atomic(
+                            wallet_id=wallet.pk, amount=D("7.00"), reference=reference
+                        )
+                done["reserved"] += 1
+            except InsufficientBalanceError:
+                done["refused"] += 1
+        return done
+
+    results = _run_in_threads(THREADS, work)
+    assert [r for r in results if isinstance(r, Exception)] == []
+    funded = sum(result["funded"] for result in results)
+    reserved = sum(result["reserved"] for result in results)
+
+    wallet.refresh_from_db()
+    assert wallet.reserved_balance == D("7.00") * reserved
+    assert wallet.available_balance == D("100.00") + D("10.00") * funded - D("7.00") * reserved
+    assert wallet.available_balance >= 0
+    assert LedgerEntry.objects.filter(wallet=wallet).count() == 1 + funded + reserved
+    assert ledger_snapshot_mismatch_count() == 0
     assert wallet_totals(wallet=wallet).balanced
 
 
