@@ -100,8 +100,9 @@ class Payout(models.Model):
     next_requery_at = models.DateTimeField(null=True, blank=True)
     requery_count = models.PositiveIntegerField(default=0)
 
-    # A successful payout the beneficiary's bank sent back later: it stays ``successful`` (the
-    # spec's final status) and gains these; the principal is back in the available balance.
+    # A successful payout the beneficiary's bank sent back later: it stays ``successful`` (final
+    # in "3.1 Payout status" of docs/spec.md) and gains these; the principal is back in the
+    # available balance.
     returned_at = models.DateTimeField(null=True, blank=True)
     return_reason = models.CharField(max_length=255, blank=True, default="")
 
@@ -206,7 +207,7 @@ class PayoutBatchItemResult(models.TextChoices):
 
 
 class PayoutBatch(models.Model):
-    """One bulk payout request (an extension beside the spec's routes).
+    """One bulk payout request (an extension beside docs/spec.md's routes).
 
     Each accepted item is an ordinary ``Payout`` pointing here, reserved and dispatched exactly
     as a single create's. ``batch_reference`` is the request's idempotency key, unique per

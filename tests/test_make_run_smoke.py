@@ -6,73 +6,31 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_for(url: str, *, timeout: float) -> requests.Response:
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            return requests.get(url, timeout=5)
-        except (requests.ConnectionError, requests.Timeout) as error:
-            # Not listening yet, or listening while its workers still boot: ask again.
-            last_error = error
-            time.sleep(0.5)
-    raise AssertionError(f"{url} did not answer within {timeout}s: {last_error}")
+from tests.service_process import RunningService, service_running, wait_for
 
 
 @pytest.fixture
-def running_service(tmp_path: Path):
-    port = _free_port()
-    configured = {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "SECRET_KEY"}
-    env = {k: v for k, v in os.environ.items() if k not in configured | {"DEBUG"}}
-    env.update({"PORT": str(port), "VAR_DIR": str(tmp_path / "var"), "WEB_CONCURRENCY": "1"})
-    log_path = tmp_path / "run.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            ["bash", "scripts/run.sh"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        yield {"port": port, "var": tmp_path / "var", "process": process, "log": log_path}
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+def running_service(tmp_path: Path) -> Iterator[RunningService]:
+    with service_running(tmp_path) as service:
+        yield service
 
 
-def test_make_run_serves_on_embedded_defaults(running_service) -> None:
-    base = f"http://127.0.0.1:{running_service['port']}"
-    health = _wait_for(f"{base}/healthz", timeout=90)
-    assert health.status_code == 200, running_service["log"].read_text()
+def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -> None:
+    base = running_service.base_url
+    health = wait_for(f"{base}/healthz", timeout=90)
+    assert health.status_code == 200, running_service.log.read_text()
 
-    credentials = json.loads((running_service["var"] / "demo_credentials.json").read_text())
-    output = running_service["log"].read_text()
+    credentials = json.loads((running_service.var / "demo_credentials.json").read_text())
+    output = running_service.log.read_text()
     assert credentials["secret_key"] in output  # the test key is printed for the user
-    assert (running_service["var"] / "db.sqlite3").exists()
+    assert (running_service.var / "db.sqlite3").exists()
 
     ready = requests.get(f"{base}/readyz", timeout=5)
     assert ready.json()["data"] == {"database": True, "broker": True}
@@ -110,14 +68,14 @@ def test_make_run_serves_on_embedded_defaults(running_service) -> None:
             timeout=5,
         )
         status = details.json()["data"]["status"]
-    assert status == "successful", running_service["log"].read_text()[-3000:]
+    assert status == "successful", running_service.log.read_text()[-3000:]
     wallet = requests.get(
         f"{base}/api/v1/transactions/in/merchant-wallet", headers=headers, timeout=5
     ).json()["data"]
     assert wallet["available_balance"] == "998490.00"  # 1,000,000 - 1,500 - 10 fee
     assert wallet["reserved_balance"] == "0.00"
 
-    process = running_service["process"]
+    process = running_service.process
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=30) is not None
     with pytest.raises(requests.ConnectionError):

@@ -1,4 +1,5 @@
-"""Bearer authentication and the three failure shapes of the interface specification."""
+"""Bearer authentication and the three failure shapes of the interface specification
+(docs/spec.md, "5. Authentication" and "Response envelope")."""
 
 from __future__ import annotations
 

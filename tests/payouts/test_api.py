@@ -1,5 +1,5 @@
-"""Payout routes, to the letter of the interface specification (docs/): bodies, status codes,
-messages."""
+"""Payout routes, to the letter of the interface specification (docs/spec.md): bodies, status
+codes, messages."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ PAYOUT_KEYS = {
     "created_at",
     "completed_at",
     "updated_at",
-    # Extensions beside the spec's fields: the NIP session id once the provider reports it, and
-    # a return by the beneficiary's bank after success.
+    # Extensions beside the fields of "2.1 Payout" in docs/spec.md: the NIP session id once the
+    # provider reports it, and a return by the beneficiary's bank after success.
     "nip_session_id",
     "returned_at",
     "return_reason",

@@ -1,4 +1,4 @@
-"""Bulk payouts (an extension beside the spec's routes): ``POST …/payouts/bulk``,
+"""Bulk payouts (an extension beside docs/spec.md's routes): ``POST …/payouts/bulk``,
 ``GET …/payouts/bulk/{id}`` and the payout list's ``batch_id`` filter.
 
 Each item is held to the single create's rules, messages and idempotency; these tests compare

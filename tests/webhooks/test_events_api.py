@@ -1,4 +1,4 @@
-"""The events routes (an extension beside the specification's routes): the merchant's events of
+"""The events routes (an extension beside the routes of docs/spec.md): the merchant's events of
 the key's mode, one event with the exact bytes sent and every attempt, and a resend to the
 merchant's current webhook URL."""
 

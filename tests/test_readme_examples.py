@@ -1,0 +1,258 @@
+"""Every shell example of README.md runs as written, in order, against a fresh `make run`.
+
+Which blocks run: a fenced block tagged ``sh`` or ``bash`` whose text holds ``curl`` and
+``127.0.0.1:8000`` or ``$BASE``. Output samples and other snippets are fenced ``text``,
+``json``, ``console`` or ``python``, or call no service.
+
+The runnable blocks run in README order in one ``bash`` session (``set -Eeuo pipefail``) whose
+working directory holds the service's ``var/``, as a reader's shell in the repository root
+does, with ``127.0.0.1:8000`` replaced by the service's port. A ``curl`` function defined first
+keeps every answer's headers and body. Every call must answer 2xx, and a JSON answer must say
+``"status": true``; every call of a block whose fence has ``<!-- expect: NNN -->`` on the line
+above must answer NNN with ``"status": false``. A failure names the README line of the call or
+command that failed.
+
+The service is started as ``make run`` starts it (``tests/service_process.py``), on the embedded
+defaults whatever database the suite runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.service_process import ROOT, RunningService, service_running, wait_for
+
+README = ROOT / "README.md"
+FENCE = re.compile(r"^ {0,3}```(?P<language>[\w-]*)\s*$")
+FENCE_END = re.compile(r"^ {0,3}```\s*$")
+EXPECT = re.compile(r"^<!--\s*expect:\s*(?P<status>[1-5]\d\d)\s*-->$")
+RUNNABLE_LANGUAGES = ("sh", "bash")
+README_PORT = "127.0.0.1:8000"
+BUDGET_SECONDS = 120  # service start and every example together
+START_SECONDS = 60
+
+# Each call appends "<script line> <record>" to $CALLS/log and keeps <record>.headers and
+# <record>.body (the body also goes on to stdout, where the example pipes or prints it). The
+# ERR trap keeps the script line and the text of a command that failed.
+PRELUDE = r"""set -Eeuo pipefail
+curl() {
+  local record
+  record=$(mktemp "$CALLS/call.XXXXXX")
+  printf '%s %s\n' "${BASH_LINENO[0]}" "$record" >> "$CALLS/log"
+  command curl --dump-header "$record.headers" "$@" | tee "$record.body"
+}
+trap 'printf "%s\n%s\n" "$LINENO" "$BASH_COMMAND" > "$CALLS/failed"' ERR
+"""
+
+
+@dataclass(frozen=True)
+class Block:
+    first_line: int  # README line number of the block's first line of code
+    lines: list[str]
+    expected_status: int | None  # None: every call 2xx
+
+    def holds(self, readme_line: int) -> bool:
+        return self.first_line <= readme_line < self.first_line + len(self.lines)
+
+    def line_above(self, readme_line: int, starts: Callable[[str], bool]) -> int:
+        """The nearest line at or above ``readme_line`` in this block where ``starts``: bash
+        reports a command spread over several lines by its last line."""
+        for line in range(readme_line, self.first_line - 1, -1):
+            if starts(self.lines[line - self.first_line].strip()):
+                return line
+        return readme_line
+
+
+def runnable_blocks(text: str) -> list[Block]:
+    lines = text.splitlines()
+    blocks: list[Block] = []
+    index = 0
+    while index < len(lines):
+        fence = FENCE.match(lines[index])
+        if fence is None:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and FENCE_END.match(lines[end]) is None:
+            end += 1
+        code = lines[index + 1 : end]
+        body = "\n".join(code)
+        runnable = (
+            fence["language"] in RUNNABLE_LANGUAGES
+            and "curl" in body
+            and (README_PORT in body or "$BASE" in body)
+        )
+        if runnable:
+            expect = EXPECT.match(lines[index - 1].strip()) if index else None
+            blocks.append(
+                Block(
+                    first_line=index + 2,
+                    lines=code,
+                    expected_status=int(expect["status"]) if expect else None,
+                )
+            )
+        index = end + 1
+    return blocks
+
+
+def script_build(blocks: list[Block], *, port: int) -> tuple[str, dict[int, int]]:
+    """The session's text and, for each script line from a block, its README line."""
+    script_lines = PRELUDE.splitlines()
+    readme_line_of: dict[int, int] = {}
+    for block in blocks:
+        for offset, line in enumerate(block.lines):
+            script_lines.append(line.replace(README_PORT, f"127.0.0.1:{port}"))
+            readme_line_of[len(script_lines)] = block.first_line + offset
+    return "\n".join(script_lines) + "\n", readme_line_of
+
+
+@dataclass(frozen=True)
+class Call:
+    readme_line: int
+    status: int | None
+    content_type: str
+    body: str
+
+
+def calls_read(calls_dir: Path, readme_line_of: dict[int, int]) -> list[Call]:
+    log = calls_dir / "log"
+    calls = []
+    for entry in log.read_text().splitlines() if log.exists() else []:
+        script_line, record = entry.split(" ", 1)
+        headers = Path(f"{record}.headers")
+        head = headers.read_text(errors="replace") if headers.exists() else ""
+        statuses = re.findall(r"^HTTP/[\d.]+ (\d{3})", head, flags=re.MULTILINE)
+        content_types = re.findall(r"^content-type:\s*(\S+)", head, flags=re.I | re.M)
+        body = Path(f"{record}.body")
+        calls.append(
+            Call(
+                readme_line=readme_line_of.get(int(script_line), 0),
+                status=int(statuses[-1]) if statuses else None,
+                content_type=content_types[-1].rstrip(";").lower() if content_types else "",
+                body=body.read_text(errors="replace") if body.exists() else "",
+            )
+        )
+    return calls
+
+
+def call_problem(call: Call, block: Block) -> str | None:
+    expected = block.expected_status
+    if call.status is None:
+        return "got no HTTP answer"
+    if expected is None and not 200 <= call.status < 300:
+        return f"answered {call.status}, expected 2xx"
+    if expected is not None and call.status != expected:
+        return f"answered {call.status}, expected {expected} (<!-- expect -->)"
+    if call.content_type == "application/json" and call.body.strip():
+        try:
+            envelope_status = json.loads(call.body).get("status")
+        except (ValueError, AttributeError):
+            return "answered JSON that is not an envelope"
+        if envelope_status is not (expected is None):
+            return f'answered "status": {json.dumps(envelope_status)}'
+    return None
+
+
+def test_readme_marks_only_runnable_blocks() -> None:
+    text = README.read_text()
+    blocks = runnable_blocks(text)
+    assert len(blocks) >= 10, "the README's runnable examples were not found"
+    first_lines = {block.first_line for block in blocks}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if EXPECT.match(line.strip()):
+            # the marker, then the fence, then the block's first line
+            assert number + 2 in first_lines, (
+                f"README.md:{number}: an expect marker must sit right above a runnable block"
+            )
+
+
+def test_readme_examples_run_as_written(tmp_path: Path) -> None:
+    started = time.monotonic()
+    readme_lines = README.read_text().splitlines()
+    blocks = runnable_blocks("\n".join(readme_lines))
+    session = tmp_path / "session"
+    session.mkdir()
+    calls_dir = tmp_path / "calls"
+    calls_dir.mkdir()
+
+    with service_running(session) as service:
+        health = wait_for(f"{service.base_url}/healthz", timeout=START_SECONDS)
+        assert health.status_code == 200, service.log.read_text()[-3000:]
+        script, readme_line_of = script_build(blocks, port=service.port)
+        (tmp_path / "readme_session.sh").write_text(script)
+        remaining = BUDGET_SECONDS - (time.monotonic() - started)
+        try:
+            result = subprocess.run(
+                ["bash", str(tmp_path / "readme_session.sh")],
+                cwd=session,
+                env={**service.env, "CALLS": str(calls_dir)},
+                capture_output=True,
+                text=True,
+                timeout=remaining,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            calls = calls_read(calls_dir, readme_line_of)
+            last = calls[-1].readme_line if calls else 0
+            raise AssertionError(
+                f"the README examples did not finish within {BUDGET_SECONDS}s; last call: "
+                f"README.md:{last}: {readme_lines[last - 1].strip() if last else ''}"
+            ) from None
+        problems = _problems(result, service, readme_lines, blocks, calls_dir, readme_line_of)
+    assert not problems, "\n\n".join(problems)
+
+
+def _problems(
+    result: subprocess.CompletedProcess[str],
+    service: RunningService,
+    readme_lines: list[str],
+    blocks: list[Block],
+    calls_dir: Path,
+    readme_line_of: dict[int, int],
+) -> list[str]:
+    def block_of(readme_line: int) -> Block | None:
+        return next((block for block in blocks if block.holds(readme_line)), None)
+
+    def where(readme_line: int, starts: Callable[[str], bool] = bool) -> str:
+        block = block_of(readme_line)
+        if block is None:
+            return "(the session's prelude)"
+        start = block.line_above(readme_line, starts)
+        lines = f"{start}-{readme_line}" if start != readme_line else f"{start}"
+        return f"README.md:{lines}: {readme_lines[start - 1].strip()}"
+
+    def calls_curl(line: str) -> bool:
+        return "curl" in line
+
+    problems = []
+    calls = calls_read(calls_dir, readme_line_of)
+    for call in calls:
+        block = block_of(call.readme_line)
+        problem = call_problem(call, block) if block else "was not made by a README block"
+        if problem:
+            body = call.body[:500]
+            problems.append(f"{where(call.readme_line, calls_curl)}\n  {problem}: {body}")
+    if result.returncode != 0:
+        failed = calls_dir / "failed"
+        script_line, command = failed.read_text().split("\n", 1) if failed.exists() else ("0", "")
+        # bash gives the command with its line continuations joined
+        command = command.replace(f"127.0.0.1:{service.port}", README_PORT).strip()
+
+        def starts_command(line: str) -> bool:
+            return bool(line) and command.startswith(line.rstrip("\\").strip())
+
+        problems.append(
+            f"{where(readme_line_of.get(int(script_line), 0), starts_command)}\n"
+            f"  exited {result.returncode} in: {command}\nstderr:\n"
+            f"{result.stderr[-2000:]}\nservice log:\n{service.log.read_text()[-1500:]}"
+        )
+    for block in blocks:
+        if not any(block.holds(call.readme_line) for call in calls) and result.returncode == 0:
+            problems.append(f"{where(block.first_line)}\n  the block made no call")
+    return problems
