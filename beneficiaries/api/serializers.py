@@ -44,7 +44,7 @@ class BeneficiaryListParamsSerializer(serializers.Serializer):
 
 
 class SavedBeneficiaryOutputSerializer(serializers.Serializer):
-    """The Beneficiary resource (an extension beside the spec's resources)."""
+    """The Beneficiary resource (an extension beside the resources of docs/spec.md)."""
 
     id = serializers.IntegerField()
     account_number = serializers.CharField()

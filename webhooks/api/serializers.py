@@ -1,4 +1,4 @@
-"""Input and output serializers for the events routes (an extension beside the specification's
+"""Input and output serializers for the events routes (an extension beside docs/spec.md's
 routes: the merchant reads what their server was told and asks for it again)."""
 
 from __future__ import annotations

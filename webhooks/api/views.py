@@ -1,4 +1,4 @@
-"""Events routes, an extension beside the specification's routes: the merchant's events of the
+"""Events routes, an extension beside docs/spec.md's routes: the merchant's events of the
 key's mode, one event with exactly what was sent and every attempt, and a resend. Views parse
 input, call one selector or service, serialize the result."""
 
