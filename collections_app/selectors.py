@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Prefetch, QuerySet, Window
 
 from collections_app.models import (
     CollectionTransaction,
+    PaymentStatus,
     TransactionAttempt,
     TransactionSplitEntry,
 )
+from core.dates import local_isoformat
 from merchants.models import Merchant
 
 MAX_REFERENCE_LENGTH = 40
@@ -87,3 +92,36 @@ def transaction_get_for_provider(*, mode: str, reference: str) -> CollectionTran
     if not _reference_possible(reference):
         return None
     return CollectionTransaction.objects.filter(mode=mode, reference=reference).first()
+
+
+@dataclass(frozen=True)
+class TransactionsWaiting:
+    """Pending transactions not yet past their expiry: how many, and the first to expire."""
+
+    count: int
+    next_expires_at: datetime | None = None
+    next_reference: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "count": self.count,
+            "next_expires_at": local_isoformat(self.next_expires_at) or None,
+            "next_transaction": self.next_reference or None,
+        }
+
+
+def transactions_pending_not_due(*, now: datetime) -> TransactionsWaiting:
+    """Pending transactions expiring after ``now``; one query (the count through a window)."""
+    first = (
+        CollectionTransaction.objects.filter(
+            payment_status=PaymentStatus.PENDING, expires_at__gt=now
+        )
+        .annotate(waiting=Window(Count("id")))
+        .order_by("expires_at", "id")
+        .values_list("waiting", "expires_at", "reference")
+        .first()
+    )
+    if first is None:
+        return TransactionsWaiting(count=0)
+    count, expires_at, reference = first
+    return TransactionsWaiting(count=count, next_expires_at=expires_at, next_reference=reference)

@@ -56,7 +56,9 @@ from collections_app.providers.registry import (
     collection_provider_get,
     collection_provider_name,
 )
+from collections_app.selectors import TransactionsWaiting, transactions_pending_not_due
 from collections_app.state_machine import collection_transition, transition_allowed
+from core.dates import local_text
 from core.exceptions import ApplicationError, ConflictError, ServiceUnavailableError
 from core.money import CURRENCY_NGN, format_amount
 from core.ssrf import UnsafeURLError, url_check_public
@@ -116,8 +118,35 @@ class ConfirmationResult:
 
 @dataclass(frozen=True)
 class ExpirySummary:
+    """What an expiry run found due, expired and left pending: the one home of the wording of
+    ``expire_transactions`` and of its ``--json`` object."""
+
     due: int
     expired: int
+    waiting: TransactionsWaiting | None = None
+
+    def summary(self) -> str:
+        text = (
+            f"Expired {self.expired} of {self.due} due pending transaction(s) (expiry window "
+            f"{settings.COLLECTION_TRANSACTION_EXPIRY_HOURS} h)."
+        )
+        waiting = self.waiting
+        if waiting is None:
+            return text
+        if not waiting.count:
+            return f"{text} Waiting: no pending transaction."
+        return (
+            f"{text} Waiting: {waiting.count} pending transaction(s), next expires at "
+            f"{local_text(waiting.next_expires_at)} ({waiting.next_reference})."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "due": self.due,
+            "expired": self.expired,
+            "expiry_window_hours": settings.COLLECTION_TRANSACTION_EXPIRY_HOURS,
+            "waiting": None if self.waiting is None else self.waiting.as_dict(),
+        }
 
 
 # --- status changes -----------------------------------------------------------------------------
@@ -710,7 +739,8 @@ def transactions_expire_due(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> ExpirySummary:
     """Expires every pending transaction past ``expires_at``, one row lock at a time, so a
-    confirmation arriving at the same moment either wins or sees the expiry."""
+    confirmation arriving at the same moment either wins or sees the expiry; reports the
+    pending ones left, and when the next expires."""
     now = now or timezone.now()
     due = CollectionTransaction.objects.filter(
         payment_status=PaymentStatus.PENDING, expires_at__lte=now
@@ -730,7 +760,7 @@ def transactions_expire_due(
         last_id = ids[-1]
         if on_progress is not None:
             on_progress(processed, total)
-    return ExpirySummary(due=total, expired=expired)
+    return ExpirySummary(due=total, expired=expired, waiting=transactions_pending_not_due(now=now))
 
 
 # --- live provider verification ----------------------------------------------------------------

@@ -3,13 +3,15 @@ at."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Q, QuerySet, Subquery
+from django.db.models import Count, Q, QuerySet, Subquery, Window
 
+from core.dates import local_isoformat
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
 from payouts.models import Payout, PayoutBatch, PayoutStatus
@@ -138,12 +140,12 @@ def payout_ids_due_for_requery(*, now: datetime, limit: int) -> list[int]:
     )
 
 
-def payout_ids_stuck_for_dispatch(
+def payouts_stuck_for_dispatch(
     *, now: datetime, older_than: timedelta, claim_timeout: timedelta, limit: int
-) -> list[int]:
-    """``reserved`` payouts older than ``older_than`` (their dispatch message was lost) and
-    ``processing`` payouts whose claim is stale or was released (the worker died or the
-    provider could not be reached)."""
+) -> list[tuple[int, str]]:
+    """``(id, status)`` of the ``reserved`` payouts older than ``older_than`` (their dispatch
+    message was lost) and the ``processing`` payouts whose claim is stale or was released (the
+    worker died or the provider could not be reached), oldest first."""
     return list(
         Payout.objects.filter(
             Q(status=PayoutStatus.RESERVED, created_at__lte=now - older_than)
@@ -151,5 +153,78 @@ def payout_ids_stuck_for_dispatch(
             | Q(status=PayoutStatus.PROCESSING, dispatch_claimed_at__lte=now - claim_timeout)
         )
         .order_by("created_at", "id")
-        .values_list("pk", flat=True)[:limit]
+        .values_list("pk", "status")[:limit]
     )
+
+
+def payout_ids_stuck_for_dispatch(
+    *, now: datetime, older_than: timedelta, claim_timeout: timedelta, limit: int
+) -> list[int]:
+    """The ids of ``payouts_stuck_for_dispatch``."""
+    stuck = payouts_stuck_for_dispatch(
+        now=now, older_than=older_than, claim_timeout=claim_timeout, limit=limit
+    )
+    return [payout_id for payout_id, _status in stuck]
+
+
+@dataclass(frozen=True)
+class PayoutsWaiting:
+    """The payouts a sweeper leaves for a later run: how many, and the first to fall due."""
+
+    count: int
+    next_due_at: datetime | None = None
+    next_reference: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "count": self.count,
+            "next_due_at": local_isoformat(self.next_due_at) or None,
+            "next_payout": self.next_reference or None,
+        }
+
+
+def _payouts_waiting(
+    queryset: QuerySet[Payout], *, due_field: str, due_after: timedelta = timedelta(0)
+) -> PayoutsWaiting:
+    """One query: the first payout by ``due_field`` and, through a window, how many there are."""
+    first = (
+        queryset.annotate(waiting=Window(Count("id")))
+        .order_by(due_field, "id")
+        .values_list("waiting", due_field, "internal_reference")
+        .first()
+    )
+    if first is None:
+        return PayoutsWaiting(count=0)
+    count, due_at, reference = first
+    return PayoutsWaiting(count=count, next_due_at=due_at + due_after, next_reference=reference)
+
+
+def payouts_waiting_for_requery(*, now: datetime, excluding: Sequence[int] = ()) -> PayoutsWaiting:
+    """``ambiguous`` and ``dispatched`` payouts whose next requery time is still ahead (but for
+    ``excluding``: those just handed to the workers under a lease)."""
+    queryset = Payout.objects.filter(
+        status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS), next_requery_at__gt=now
+    )
+    if excluding:
+        queryset = queryset.exclude(pk__in=excluding)
+    return _payouts_waiting(queryset, due_field="next_requery_at")
+
+
+def payouts_waiting_to_be_stuck(*, now: datetime, older_than: timedelta) -> PayoutsWaiting:
+    """``reserved`` payouts younger than ``older_than`` (left to the worker); each counts as
+    stuck once ``older_than`` after its creation."""
+    return _payouts_waiting(
+        Payout.objects.filter(status=PayoutStatus.RESERVED, created_at__gt=now - older_than),
+        due_field="created_at",
+        due_after=older_than,
+    )
+
+
+def payout_find(*, identifier: str) -> Payout | None:
+    """The payout an operator names: by its numeric id, or by its internal reference."""
+    identifier = identifier.strip()
+    if identifier.isascii() and identifier.isdigit():
+        if not 0 < int(identifier) <= MAX_DATABASE_ID:
+            return None
+        return Payout.objects.filter(pk=int(identifier)).first()
+    return Payout.objects.filter(internal_reference=identifier).first()

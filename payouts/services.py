@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -27,8 +27,9 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from beneficiaries.selectors import BENEFICIARY_NOT_FOUND_MESSAGE, beneficiary_payout_accounts
+from core.dates import local_isoformat, local_text
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
-from core.money import CURRENCY_NGN, format_amount
+from core.money import CURRENCY_NGN, format_amount, format_amount_display
 from payouts import tasks
 from payouts.events import payout_event_emit, payout_returned_event_emit
 from payouts.exceptions import DispatchDeferredError
@@ -47,7 +48,13 @@ from payouts.models import (
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.registry import provider_get, provider_name_for_mode
 from payouts.rules import payout_currency_validate
-from payouts.selectors import payout_ids_due_for_requery, payout_ids_stuck_for_dispatch
+from payouts.selectors import (
+    PayoutsWaiting,
+    payout_ids_due_for_requery,
+    payouts_stuck_for_dispatch,
+    payouts_waiting_for_requery,
+    payouts_waiting_to_be_stuck,
+)
 from payouts.state_machine import payout_transition
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
 from wallets.models import Bank, LedgerEntry, Wallet
@@ -1277,20 +1284,78 @@ def payout_return_check(*, payout: Payout) -> PayoutReturnResult | None:
     return payout_return(payout_id=payout.pk, reason=result.message, result=result)
 
 
-def payouts_check_returns(*, since: timedelta, limit: int) -> list[PayoutReturnResult]:
+@dataclass(frozen=True)
+class ReturnsCheckReport:
+    """What ``payouts_check_returns`` checked and found: the wording of the ops summary and of
+    the ``--json`` object."""
+
+    days: int
+    checked: int
+    returned: tuple[PayoutReturnResult, ...]
+    errors: int
+
+    def lines(self) -> list[str]:
+        found = [
+            f"payout {result.payout.internal_reference} (#{result.payout.pk}): returned "
+            f"{format_amount_display(result.payout.amount, result.payout.currency)} "
+            f"({result.payout.return_reason})"
+            for result in self.returned
+        ]
+        return [*found, self.summary()]
+
+    def summary(self) -> str:
+        return (
+            f"Checked {self.checked} successful payout(s) of the last {self.days} day(s): "
+            f"{len(self.returned)} returned; {self.errors} error(s)."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "days": self.days,
+            "checked": self.checked,
+            "returned": [
+                {
+                    "payout_id": result.payout.pk,
+                    "payout": result.payout.internal_reference,
+                    "amount": format_amount(result.payout.amount),
+                    "currency": result.payout.currency,
+                    "reason": result.payout.return_reason,
+                }
+                for result in self.returned
+            ],
+            "errors": self.errors,
+        }
+
+
+def payouts_check_returns(
+    *, since: timedelta, limit: int, progress: Callable[[int, int], None] | None = None
+) -> ReturnsCheckReport:
     """Checks the successful, not yet returned payouts completed within ``since`` (oldest first,
-    at most ``limit``) for a return; the returns found."""
-    payouts = Payout.objects.filter(
-        status=PayoutStatus.SUCCESSFUL,
-        returned_at__isnull=True,
-        completed_at__gte=timezone.now() - since,
-    ).order_by("completed_at", "id")[:limit]
-    found = []
-    for payout in payouts:
-        returned = payout_return_check(payout=payout)
-        if returned is not None and returned.applied:
-            found.append(returned)
-    return found
+    at most ``limit``) for a return; a payout the provider cannot be asked about is logged and
+    counted as an error, and the others are still checked."""
+    payouts = list(
+        Payout.objects.filter(
+            status=PayoutStatus.SUCCESSFUL,
+            returned_at__isnull=True,
+            completed_at__gte=timezone.now() - since,
+        ).order_by("completed_at", "id")[:limit]
+    )
+    found: list[PayoutReturnResult] = []
+    errors = 0
+    for index, payout in enumerate(payouts, start=1):
+        try:
+            returned = payout_return_check(payout=payout)
+        except Exception:
+            logger.exception("return check of payout %s failed", payout.internal_reference)
+            errors += 1
+        else:
+            if returned is not None and returned.applied:
+                found.append(returned)
+        if progress is not None:
+            progress(index, len(payouts))
+    return ReturnsCheckReport(
+        days=since.days, checked=len(payouts), returned=tuple(found), errors=errors
+    )
 
 
 # --- Trace ids from statements --------------------------------------------------------------
@@ -1604,31 +1669,139 @@ def payout_resolution_reject(
 
 REQUERY_LEASE = timedelta(seconds=120)
 DEFAULT_SWEEP_LIMIT = 500
+REQUERYABLE_STATUSES = (PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS)
+DEFERRED_OUTCOME = "deferred (provider unreachable)"
 
 
 def dispatch_stuck_after() -> timedelta:
     return _seconds_setting("PAYOUT_DISPATCH_STUCK_AFTER", 120)
 
 
+def _duration_text(value: timedelta) -> str:
+    """``2 min``, ``1 h``, ``90 s``."""
+    seconds = int(value.total_seconds())
+    if seconds and seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds and seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
 @dataclass
 class SweepReport:
-    """What a sweeper run did, for the ops one-line summary."""
+    """What a sweeper run considered, what it did and what it leaves waiting: the one home of
+    the wording of the ops summary (and the beat task's result) and of the ``--json`` object."""
 
     name: str
     selected: int = 0
     outcomes: dict[str, int] | None = None
     errors: int = 0
+    waiting: PayoutsWaiting | None = None
+
+    # Outcomes in the order the summary names them, and how it names them.
+    OUTCOME_ORDER: ClassVar[tuple[str, ...]] = (
+        PayoutStatus.SUCCESSFUL,
+        PayoutStatus.FAILED,
+        PayoutStatus.AMBIGUOUS,
+        PayoutStatus.DISPATCHED,
+        PayoutStatus.PROCESSING,
+        "already final",
+        "skipped",
+        DEFERRED_OUTCOME,
+        "queued",
+    )
+    OUTCOME_LABELS: ClassVar[dict[str, str]] = {}
 
     def count(self, outcome: str) -> None:
         self.outcomes = self.outcomes or {}
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
 
+    def _considered_text(self) -> str:
+        return f"Considered {self.selected} payout(s)"
+
+    def _waiting_text(self) -> str:
+        return ""
+
+    def _outcomes_text(self) -> str:
+        outcomes = self.outcomes or {}
+        order = {name: index for index, name in enumerate(self.OUTCOME_ORDER)}
+        names = sorted(outcomes, key=lambda name: (order.get(name, len(order)), name))
+        labels = self.OUTCOME_LABELS
+        return ", ".join(f"{outcomes[name]} {labels.get(name, name)}" for name in names)
+
     def summary(self) -> str:
-        parts = ", ".join(f"{n} {o}" for o, n in sorted((self.outcomes or {}).items()))
+        done = self._outcomes_text()
+        text = f"{self._considered_text()}{': ' + done if done else ''}; {self.errors} error(s)."
+        waiting = self._waiting_text()
+        return f"{text} {waiting}" if waiting else text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sweeper": self.name,
+            "considered": self.selected,
+            "outcomes": dict(self.outcomes or {}),
+            "errors": self.errors,
+            "waiting": None if self.waiting is None else self.waiting.as_dict(),
+        }
+
+
+@dataclass
+class RequerySweepReport(SweepReport):
+    name: str = "requery_ambiguous"
+
+    OUTCOME_LABELS: ClassVar[dict[str, str]] = {
+        PayoutStatus.AMBIGUOUS: "still ambiguous",
+        PayoutStatus.DISPATCHED: "still dispatched",
+    }
+
+    def _considered_text(self) -> str:
+        return f"Considered {self.selected} due payout(s)"
+
+    def _waiting_text(self) -> str:
+        waiting = self.waiting
+        if waiting is None:
+            return ""
+        if not waiting.count:
+            return "Waiting: no ambiguous or dispatched payout is due later."
         return (
-            f"{self.name}: {self.selected} payout(s) selected"
-            f"{': ' + parts if parts else ''}; {self.errors} error(s)"
+            f"Waiting: {waiting.count} ambiguous or dispatched payout(s) not yet due, next due "
+            f"{local_text(waiting.next_due_at)} (payout {waiting.next_reference})."
         )
+
+
+@dataclass
+class DispatchSweepReport(SweepReport):
+    name: str = "dispatch_stuck"
+    older_than: timedelta = timedelta(0)
+    stuck_reserved: int = 0
+    stale_processing: int = 0
+
+    def _considered_text(self) -> str:
+        return (
+            f"Considered {self.selected} stuck payout(s) ({self.stuck_reserved} reserved for "
+            f"over {_duration_text(self.older_than)}, {self.stale_processing} processing with a "
+            f"stale or released claim)"
+        )
+
+    def _waiting_text(self) -> str:
+        waiting = self.waiting
+        if waiting is None:
+            return ""
+        younger = f"younger than {_duration_text(self.older_than)}"
+        if not waiting.count:
+            return f"Waiting: no reserved payout {younger}."
+        return (
+            f"Waiting: {waiting.count} reserved payout(s) {younger}, the next becomes stuck at "
+            f"{local_text(waiting.next_due_at)} (payout {waiting.next_reference})."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **super().as_dict(),
+            "older_than_seconds": int(self.older_than.total_seconds()),
+            "considered_reserved": self.stuck_reserved,
+            "considered_processing": self.stale_processing,
+        }
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -1640,21 +1813,22 @@ def payouts_requery_due(
     limit: int = DEFAULT_SWEEP_LIMIT,
     enqueue: bool = False,
     progress: ProgressCallback | None = None,
-) -> SweepReport:
+) -> RequerySweepReport:
     """Requeries ``ambiguous`` and long-``dispatched`` payouts that are due (never sooner than
-    ``PAYOUT_AMBIGUOUS_REQUERY_DELAY`` after becoming ambiguous, then with exponential backoff).
+    ``PAYOUT_AMBIGUOUS_REQUERY_DELAY`` after becoming ambiguous, then with exponential backoff),
+    and reports those not yet due.
 
     ``enqueue=True`` (Celery beat) leases each payout for a while and hands it to the worker;
     otherwise (management command) each is requeried here.
     """
     now = now or timezone.now()
-    report = SweepReport(name="requery_ambiguous")
+    report = RequerySweepReport()
     payout_ids = payout_ids_due_for_requery(now=now, limit=limit)
     report.selected = len(payout_ids)
     if enqueue:
-        Payout.objects.filter(
-            pk__in=payout_ids, status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS)
-        ).update(next_requery_at=now + REQUERY_LEASE)
+        Payout.objects.filter(pk__in=payout_ids, status__in=REQUERYABLE_STATUSES).update(
+            next_requery_at=now + REQUERY_LEASE
+        )
     for index, payout_id in enumerate(payout_ids, start=1):
         try:
             if enqueue:
@@ -1671,6 +1845,8 @@ def payouts_requery_due(
             report.errors += 1
         if progress is not None:
             progress(index, len(payout_ids))
+    # The leased ones are with the workers, not waiting.
+    report.waiting = payouts_waiting_for_requery(now=now, excluding=payout_ids if enqueue else ())
     return report
 
 
@@ -1681,20 +1857,21 @@ def payouts_dispatch_stuck(
     limit: int = DEFAULT_SWEEP_LIMIT,
     enqueue: bool = False,
     progress: ProgressCallback | None = None,
-) -> SweepReport:
+) -> DispatchSweepReport:
     """Dispatches ``reserved`` payouts whose dispatch message was lost (older than
     ``older_than``, default ``PAYOUT_DISPATCH_STUCK_AFTER``) and ``processing`` payouts whose
-    claim went stale. Dispatch is idempotent, so racing the worker is harmless."""
+    claim went stale, and reports the younger ``reserved`` ones left to the worker. Dispatch is
+    idempotent, so racing the worker is harmless."""
     now = now or timezone.now()
-    report = SweepReport(name="dispatch_stuck")
-    payout_ids = payout_ids_stuck_for_dispatch(
-        now=now,
-        older_than=dispatch_stuck_after() if older_than is None else older_than,
-        claim_timeout=dispatch_claim_timeout(),
-        limit=limit,
+    older_than = dispatch_stuck_after() if older_than is None else older_than
+    report = DispatchSweepReport(older_than=older_than)
+    stuck = payouts_stuck_for_dispatch(
+        now=now, older_than=older_than, claim_timeout=dispatch_claim_timeout(), limit=limit
     )
-    report.selected = len(payout_ids)
-    for index, payout_id in enumerate(payout_ids, start=1):
+    report.selected = len(stuck)
+    report.stuck_reserved = sum(1 for _, status in stuck if status == PayoutStatus.RESERVED)
+    report.stale_processing = report.selected - report.stuck_reserved
+    for index, (payout_id, _status) in enumerate(stuck, start=1):
         try:
             if enqueue:
                 tasks.payout_dispatch_task.apply_async(
@@ -1705,10 +1882,124 @@ def payouts_dispatch_stuck(
                 payout = payout_dispatch(payout_id=payout_id)
                 report.count(payout.status if payout is not None else "skipped")
         except DispatchDeferredError:
-            report.count("deferred (provider unreachable)")
+            report.count(DEFERRED_OUTCOME)
         except Exception:
             logger.exception("dispatch of payout %s failed", payout_id)
             report.errors += 1
         if progress is not None:
-            progress(index, len(payout_ids))
+            progress(index, len(stuck))
+    report.waiting = payouts_waiting_to_be_stuck(now=now, older_than=older_than)
     return report
+
+
+# One payout, now, at an operator's request (``requery_ambiguous --id``, ``dispatch_stuck --id``):
+# recorded in the audit trail with the command-line actor.
+
+
+@dataclass(frozen=True)
+class PayoutForcedResult:
+    """What one forced requery or dispatch did: the wording of its ops line and JSON."""
+
+    action: str  # "requery" or "dispatch"
+    payout: Payout
+    from_status: str
+    outcome: str  # the payout's status afterwards, "skipped" or DEFERRED_OUTCOME
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == DEFERRED_OUTCOME
+
+    def summary(self) -> str:
+        payout = self.payout
+        verb = "Requeried" if self.action == "requery" else "Dispatched"
+        if self.outcome == "skipped":
+            return (
+                f"Payout {payout.internal_reference} (#{payout.pk}) was not dispatched: another "
+                f"worker took it first (it was {self.from_status})."
+            )
+        text = (
+            f"{verb} payout {payout.internal_reference} (#{payout.pk}) now: "
+            f"{self.from_status} → {self.outcome}"
+        )
+        if self.outcome in REQUERYABLE_STATUSES and payout.next_requery_at is not None:
+            return f"{text}; next automatic requery {local_text(payout.next_requery_at)}."
+        return f"{text}."
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "payout_id": self.payout.pk,
+            "payout": self.payout.internal_reference,
+            "amount": format_amount(self.payout.amount),
+            "from_status": self.from_status,
+            "outcome": self.outcome,
+            "next_requery_at": local_isoformat(self.payout.next_requery_at) or None,
+        }
+
+
+def _forced_record(*, result: PayoutForcedResult, actor: str) -> None:
+    payout = result.payout
+    audit_record(
+        actor=actor,
+        action=f"payouts.payout.{result.action}_now",
+        obj=payout,
+        before={"status": result.from_status},
+        after={"status": payout.status, "outcome": result.outcome},
+        reason=f"forced {result.action} from the command line",
+    )
+
+
+def payout_requery_now(*, payout: Payout, actor: str) -> PayoutForcedResult:
+    """Asks the provider about one ``dispatched``/``ambiguous`` payout now, whatever its next
+    requery time, and settles it from the answer (as ``payout_requery``); recorded in the audit
+    trail as ``actor``'s. A payout in any other status is a 409 naming its status."""
+    if payout.status not in REQUERYABLE_STATUSES:
+        raise ConflictError(
+            f"Payout {payout.internal_reference} (#{payout.pk}) is {payout.status}: only a "
+            f"dispatched or ambiguous payout is requeried"
+        )
+    from_status = payout.status
+    requeried = payout_requery(payout=payout)
+    result = PayoutForcedResult(
+        action="requery", payout=requeried, from_status=from_status, outcome=requeried.status
+    )
+    _forced_record(result=result, actor=actor)
+    return result
+
+
+def payout_dispatch_now(*, payout: Payout, actor: str) -> PayoutForcedResult:
+    """Dispatches one ``reserved`` payout, or a ``processing`` one whose claim went stale or
+    was released, now, through ``payout_dispatch`` (idempotent: the provider is asked by
+    reference first when an earlier attempt may have sent it); recorded in the audit trail as
+    ``actor``'s. A payout being dispatched right now, or in any other status, is a 409 naming
+    its status."""
+    label = f"Payout {payout.internal_reference} (#{payout.pk})"
+    if payout.status == PayoutStatus.PROCESSING and not _claim_is_stale(payout, now=timezone.now()):
+        raise ConflictError(
+            f"{label} is processing: a worker claimed it at "
+            f"{local_text(payout.dispatch_claimed_at)} and is dispatching it"
+        )
+    if payout.status not in (PayoutStatus.RESERVED, PayoutStatus.PROCESSING):
+        raise ConflictError(
+            f"{label} is {payout.status}: only a reserved payout, or a processing one whose "
+            f"claim went stale, is dispatched"
+        )
+    from_status = payout.status
+    try:
+        dispatched = payout_dispatch(payout_id=payout.pk)
+    except DispatchDeferredError:
+        payout.refresh_from_db()
+        result = PayoutForcedResult(
+            action="dispatch", payout=payout, from_status=from_status, outcome=DEFERRED_OUTCOME
+        )
+    else:
+        if dispatched is None:
+            payout.refresh_from_db()
+        result = PayoutForcedResult(
+            action="dispatch",
+            payout=dispatched or payout,
+            from_status=from_status,
+            outcome="skipped" if dispatched is None else dispatched.status,
+        )
+    _forced_record(result=result, actor=actor)
+    return result

@@ -3,6 +3,7 @@ schedule."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -15,7 +16,7 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError, NotFoundError
 from core.memo import LocalMemo
-from core.money import CURRENCY_NGN, round_amount
+from core.money import CURRENCY_NGN, format_amount, format_amount_display, round_amount
 from wallets.models import Bank, FeeSchedule, FeeTier, LedgerEntry, LedgerEntryType, Wallet
 
 if TYPE_CHECKING:
@@ -91,28 +92,188 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
 
 
 def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QuerySet[Wallet]:
-    """Every wallet annotated with the sums of its ledger deltas (one query)."""
-    queryset = Wallet.objects.order_by("pk").annotate(
-        ledger_available=Sum("ledger_entries__available_delta", default=0),
-        ledger_reserved=Sum("ledger_entries__reserved_delta", default=0),
+    """Every wallet with its merchant, annotated with the sums of its ledger deltas (one
+    query)."""
+    queryset = (
+        Wallet.objects.select_related("merchant")
+        .order_by("pk")
+        .annotate(
+            ledger_available=Sum("ledger_entries__available_delta", default=0),
+            ledger_reserved=Sum("ledger_entries__reserved_delta", default=0),
+        )
     )
     if wallet_ids is not None:
         queryset = queryset.filter(pk__in=wallet_ids)
     return queryset
 
 
+def _snapshot_running_sums() -> QuerySet[LedgerEntry]:
+    window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
+    return LedgerEntry.objects.annotate(
+        running_available=Window(Sum("available_delta"), **window),
+        running_reserved=Window(Sum("reserved_delta"), **window),
+    )
+
+
 def ledger_snapshot_mismatch_count() -> int:
     """Entries whose balance-after snapshots differ from the running sums of their wallet's
     deltas (in entry order). Two queries, computed in the database."""
-    window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
-    consistent = LedgerEntry.objects.annotate(
-        running_available=Window(Sum("available_delta"), **window),
-        running_reserved=Window(Sum("reserved_delta"), **window),
-    ).filter(
+    consistent = _snapshot_running_sums().filter(
         running_available=F("available_balance_after"),
         running_reserved=F("reserved_balance_after"),
     )
     return LedgerEntry.objects.count() - consistent.count()
+
+
+def ledger_snapshot_mismatch_ids(*, limit: int) -> list[int]:
+    """The first ``limit`` of those entries' ids, in entry order (one query)."""
+    return list(
+        _snapshot_running_sums()
+        .exclude(
+            running_available=F("available_balance_after"),
+            running_reserved=F("reserved_balance_after"),
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+
+
+def _signed_display(amount: Decimal, currency: str) -> str:
+    """``+₦250.00``, ``−₦250.00``, ``₦0.00``."""
+    return ("+" if amount > 0 else "") + format_amount_display(amount, currency)
+
+
+@dataclass(frozen=True)
+class WalletMismatch:
+    """A wallet whose balances differ from the sums of its ledger deltas."""
+
+    wallet_id: int
+    merchant_id: int
+    merchant_name: str
+    mode: str
+    currency: str
+    available_balance: Decimal
+    ledger_available: Decimal
+    reserved_balance: Decimal
+    ledger_reserved: Decimal
+
+    def _balance_text(self, name: str, wallet: Decimal, ledger: Decimal) -> str:
+        money = self.currency
+        return (
+            f"{name}: wallet {format_amount_display(wallet, money)} vs ledger "
+            f"{format_amount_display(ledger, money)}, difference "
+            f"{_signed_display(wallet - ledger, money)}"
+        )
+
+    def text(self) -> str:
+        available = self._balance_text("available", self.available_balance, self.ledger_available)
+        reserved = self._balance_text("reserved", self.reserved_balance, self.ledger_reserved)
+        return (
+            f"Mismatch: wallet {self.wallet_id} of {self.merchant_name} (merchant "
+            f"{self.merchant_id}), {self.mode}: {available}; {reserved}"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "wallet_id": self.wallet_id,
+            "merchant_id": self.merchant_id,
+            "merchant_name": self.merchant_name,
+            "mode": self.mode,
+            "currency": self.currency,
+            "available_balance": format_amount(self.available_balance),
+            "ledger_available": format_amount(self.ledger_available),
+            "available_difference": format_amount(self.available_balance - self.ledger_available),
+            "reserved_balance": format_amount(self.reserved_balance),
+            "ledger_reserved": format_amount(self.ledger_reserved),
+            "reserved_difference": format_amount(self.reserved_balance - self.ledger_reserved),
+        }
+
+
+@dataclass(frozen=True)
+class WalletReconciliation:
+    """Every wallet checked against its ledger, and every entry's snapshot against the running
+    sums: the one home of the wording of ``reconcile_wallets`` and of its ``--json`` object."""
+
+    wallet_count: int
+    mismatches: tuple[WalletMismatch, ...]
+    snapshot_mismatch_count: int
+    snapshot_mismatch_ids: tuple[int, ...]
+
+    @property
+    def balanced(self) -> bool:
+        return not self.mismatches and not self.snapshot_mismatch_count
+
+    def summary(self) -> str:
+        mismatched = len(self.mismatches)
+        return (
+            f"Reconciled {self.wallet_count} wallet(s): {self.wallet_count - mismatched} match, "
+            f"{mismatched} mismatch; {self.snapshot_mismatch_count} ledger snapshot "
+            f"mismatch(es)."
+        )
+
+    def lines(self) -> list[str]:
+        lines = [mismatch.text() for mismatch in self.mismatches]
+        if self.snapshot_mismatch_count:
+            ids = ", ".join(str(entry_id) for entry_id in self.snapshot_mismatch_ids)
+            more = self.snapshot_mismatch_count - len(self.snapshot_mismatch_ids)
+            lines.append(
+                f"Ledger snapshot mismatch: {self.snapshot_mismatch_count} entry(ies) whose "
+                f"balance-after differs from the running sum, first entries {ids}"
+                f"{f' and {more} more' if more > 0 else ''}"
+            )
+        return [*lines, self.summary()]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "wallets": self.wallet_count,
+            "matching": self.wallet_count - len(self.mismatches),
+            "mismatches": [mismatch.as_dict() for mismatch in self.mismatches],
+            "ledger_snapshot_mismatches": self.snapshot_mismatch_count,
+            "ledger_snapshot_mismatch_first_entry_ids": list(self.snapshot_mismatch_ids),
+        }
+
+
+SNAPSHOT_MISMATCH_IDS_SHOWN = 5
+
+
+def wallet_reconciliation(
+    *, progress: Callable[[int, int], None] | None = None
+) -> WalletReconciliation:
+    """Recomputes every wallet from its ledger (one query, streamed) and checks the entries'
+    snapshots (three queries); ``progress(done, total)`` after each wallet."""
+    wallets = wallet_reconciliation_list()
+    total = wallets.count()
+    mismatches = []
+    for done, wallet in enumerate(wallets.iterator(chunk_size=500), start=1):
+        if (
+            wallet.available_balance != wallet.ledger_available
+            or wallet.reserved_balance != wallet.ledger_reserved
+        ):
+            mismatches.append(
+                WalletMismatch(
+                    wallet_id=wallet.pk,
+                    merchant_id=wallet.merchant_id,
+                    merchant_name=wallet.merchant.name,
+                    mode=wallet.mode,
+                    currency=wallet.currency,
+                    available_balance=wallet.available_balance,
+                    ledger_available=round_amount(wallet.ledger_available),
+                    reserved_balance=wallet.reserved_balance,
+                    ledger_reserved=round_amount(wallet.ledger_reserved),
+                )
+            )
+        if progress is not None:
+            progress(done, total)
+    snapshot_count = ledger_snapshot_mismatch_count()
+    snapshot_ids = (
+        ledger_snapshot_mismatch_ids(limit=SNAPSHOT_MISMATCH_IDS_SHOWN) if snapshot_count else []
+    )
+    return WalletReconciliation(
+        wallet_count=total,
+        mismatches=tuple(mismatches),
+        snapshot_mismatch_count=snapshot_count,
+        snapshot_mismatch_ids=tuple(snapshot_ids),
+    )
 
 
 # --- Banks -------------------------------------------------------------------------------------

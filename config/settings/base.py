@@ -129,6 +129,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Embedded default: kombu's filesystem transport under var/, served by a real worker process.
 CELERY_BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+# kombu's in-process transports (filesystem, memory) ignore the host, yet kombu logs "No
+# hostname was supplied. Reverting to default 'localhost'" at every pooled publish to a URL
+# without one: the URL names it.
+for _scheme in ("filesystem://", "memory://"):
+    if CELERY_BROKER_URL.startswith(_scheme) and CELERY_BROKER_URL[len(_scheme) :][:1] in ("", "/"):
+        CELERY_BROKER_URL = f"{_scheme}localhost{CELERY_BROKER_URL[len(_scheme) :] or '/'}"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for _sub in ("out", "processed", "control"):

@@ -35,7 +35,7 @@ def _in_memory_broker() -> Iterator[None]:
     """Tasks enqueued on commit by these tests go to an in-process broker, never to the
     developer's ``var/broker`` queue."""
     previous = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
-    celery_app.conf.broker_url = "memory://"
+    celery_app.conf.broker_url = "memory://localhost/"
     celery_app.conf.broker_transport_options = {}
     celery_client_reset()
     yield

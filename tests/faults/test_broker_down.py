@@ -90,7 +90,8 @@ def test_create_succeeds_with_the_broker_down_and_dispatch_stuck_sends_it_later(
     try:
         swept = processes.manage("dispatch_stuck", "--older-than", "0", "--enqueue", **back)
         assert swept.returncode == 0, swept.stderr
-        assert "1 payout(s) selected: 1 queued" in swept.stdout
+        assert "Considered 1 stuck payout(s) (1 reserved for over 0 s, " in swept.stdout
+        assert ": 1 queued; 0 error(s)." in swept.stdout
 
         settled = wait_for(
             lambda: Payout.objects.filter(pk=payout.pk, status=PayoutStatus.SUCCESSFUL).first(),

@@ -29,7 +29,7 @@ def _in_memory_broker() -> Iterator[None]:
     in-process broker, never to the developer's ``var/broker`` queue. The end-to-end test
     switches to Redis for itself."""
     previous = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
-    celery_app.conf.broker_url = "memory://"
+    celery_app.conf.broker_url = "memory://localhost/"
     celery_app.conf.broker_transport_options = {}
     celery_client_reset()
     yield

@@ -6,11 +6,14 @@ times at once."""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from core.dates import local_today
@@ -121,9 +124,36 @@ def test_the_sweeper_finds_returns_among_recent_successes(paid, funded_wallet, c
     other = create_payout().payout
     payout_dispatch(payout_id=other.pk)
 
-    found = payouts_check_returns(since=timedelta(days=7), limit=10)
+    report = payouts_check_returns(since=timedelta(days=7), limit=10)
 
-    assert [result.payout.pk for result in found] == [paid.pk]
+    assert [result.payout.pk for result in report.returned] == [paid.pk]
+    assert (report.checked, report.errors) == (2, 0)
+    assert report.summary() == (
+        "Checked 2 successful payout(s) of the last 7 day(s): 1 returned; 0 error(s)."
+    )
+
+
+def test_the_check_returns_command_lists_each_return(paid, funded_wallet) -> None:
+    out, err = StringIO(), StringIO()
+    call_command("check_returns", stdout=out, stderr=err)
+
+    payout = reload(paid)
+    assert out.getvalue().splitlines() == [
+        f"payout {payout.internal_reference} (#{payout.pk}): returned ₦2,500.00 "
+        f"({payout.return_reason})",
+        "Checked 1 successful payout(s) of the last 7 day(s): 1 returned; 0 error(s).",
+    ]
+    assert "returns [" in err.getvalue()
+
+
+def test_the_check_returns_command_json(paid, funded_wallet) -> None:
+    out = StringIO()
+    call_command("check_returns", "--json", stdout=out, stderr=StringIO())
+
+    result = json.loads(out.getvalue())
+    assert (result["checked"], result["errors"], result["ok"]) == (1, 0, True)
+    assert result["returned"][0]["payout"] == paid.internal_reference
+    assert result["returned"][0]["amount"] == "2500.00"
 
 
 def test_the_statement_counts_the_return(paid) -> None:

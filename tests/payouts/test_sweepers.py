@@ -10,6 +10,12 @@ import pytest
 from django.utils import timezone
 
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
+from payouts.selectors import (
+    PayoutsWaiting,
+    payout_find,
+    payouts_waiting_for_requery,
+    payouts_waiting_to_be_stuck,
+)
 from payouts.services import (
     payout_dispatch,
     payout_dispatch_claim,
@@ -201,3 +207,60 @@ def test_requery_errors_are_counted_and_do_not_stop_the_run(test_wallet) -> None
     assert reload(broken).status == PayoutStatus.AMBIGUOUS
     assert reload(fine).requery_count == 1
     assert "1 error(s)" in report.summary()
+
+
+# --- what waits -----------------------------------------------------------------------------
+
+
+def test_waiting_for_requery_is_one_query_with_count_and_first_due(
+    test_wallet, django_assert_num_queries
+) -> None:
+    now = timezone.now()
+    PayoutFactory(wallet=test_wallet, status=PayoutStatus.AMBIGUOUS, next_requery_at=now)
+    first = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.DISPATCHED,
+        next_requery_at=now + timedelta(minutes=5),
+    )
+    PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.AMBIGUOUS,
+        next_requery_at=now + timedelta(hours=2),
+    )
+    PayoutFactory(wallet=test_wallet, status=PayoutStatus.FAILED, next_requery_at=now)
+    with django_assert_num_queries(1):
+        waiting = payouts_waiting_for_requery(now=now)
+    assert waiting == PayoutsWaiting(
+        count=2,
+        next_due_at=now + timedelta(minutes=5),
+        next_reference=first.internal_reference,
+    )
+    assert payouts_waiting_for_requery(now=now, excluding=[first.pk]).count == 1
+
+
+def test_nothing_waiting(db) -> None:
+    assert payouts_waiting_for_requery(now=timezone.now()) == PayoutsWaiting(count=0)
+
+
+def test_waiting_to_be_stuck_counts_young_reserved_payouts(
+    test_wallet, django_assert_num_queries
+) -> None:
+    old = PayoutFactory(wallet=test_wallet)
+    Payout.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    young = PayoutFactory(wallet=test_wallet)
+    PayoutFactory(wallet=test_wallet)
+    with django_assert_num_queries(1):
+        waiting = payouts_waiting_to_be_stuck(now=timezone.now(), older_than=timedelta(minutes=2))
+    assert waiting == PayoutsWaiting(
+        count=2,
+        next_due_at=reload(young).created_at + timedelta(minutes=2),
+        next_reference=young.internal_reference,
+    )
+
+
+def test_a_payout_is_found_by_id_or_internal_reference(test_wallet) -> None:
+    payout = PayoutFactory(wallet=test_wallet)
+    assert payout_find(identifier=str(payout.pk)) == payout
+    assert payout_find(identifier=payout.internal_reference) == payout
+    assert payout_find(identifier="99999999999999999999999") is None
+    assert payout_find(identifier="po_unknown") is None

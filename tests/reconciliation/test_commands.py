@@ -3,6 +3,7 @@ file recognised, and a clear non-zero exit for a file it cannot read."""
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 from pathlib import Path
 
@@ -32,6 +33,17 @@ def test_imports_and_prints_the_counts(paystack_payouts) -> None:
     assert run.imported_via == "command"
     record = AuditRecord.objects.get(action="reconciliation.reconciliationrun.import")
     assert record.actor_label == "manage.py import_statement"
+
+
+def test_json_is_one_object_with_the_counts(paystack_payouts) -> None:
+    result = json.loads(_run(str(PAYSTACK_SAMPLE), "--format", "paystack_transfers", "--json"))
+
+    run = ReconciliationRun.objects.get()
+    assert result["run_id"] == run.pk
+    assert result["duplicate"] is False
+    assert result["line_count"] == 9
+    assert result["category_counts"]["matched"] == 4
+    assert result["ok"] is True
 
 
 def test_the_same_file_twice_is_reported_and_not_imported(paystack_payouts) -> None:

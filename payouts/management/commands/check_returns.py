@@ -1,21 +1,24 @@
 """Asks the provider about recently successful payouts and applies the returns it reports (a
-transfer the beneficiary's bank sent back after it succeeded)."""
+transfer the beneficiary's bank sent back after it succeeded). Output and exit status as every
+ops command (``core.commands``)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import OpsCommand
 from payouts.services import DEFAULT_SWEEP_LIMIT, payouts_check_returns
 
 
-class Command(BaseCommand):
+class Command(OpsCommand):
     help = (
         "Check the successful, not yet returned payouts completed in the last --days days with "
         "the provider; a transfer it now reports reversed is a return: the payout keeps "
-        "successful, gains returned_at, and its principal goes back to available."
+        "successful, gains returned_at, and its principal goes back to available. Exits 1 if "
+        "the provider could not be asked about some payout."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,15 +28,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["days"] < 1 or options["limit"] < 1:
             raise CommandError("--days and --limit must be at least 1")
-        returned = payouts_check_returns(
-            since=timedelta(days=options["days"]), limit=options["limit"]
+        report = payouts_check_returns(
+            since=timedelta(days=options["days"]),
+            limit=options["limit"],
+            progress=self.progress("returns", unit="payouts"),
         )
-        for result in returned:
-            self.stdout.write(
-                f"payout {result.payout.internal_reference}: returned "
-                f"({result.payout.return_reason})"
-            )
-        self.stdout.write(
-            f"Checked successful payouts of the last {options['days']} day(s): "
-            f"{len(returned)} returned."
+        self.report(
+            lines=report.lines(),
+            data=report.as_dict(),
+            failure=f"{report.errors} return check(s) failed; see the log" if report.errors else "",
         )

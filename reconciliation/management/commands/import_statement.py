@@ -1,6 +1,7 @@
 """Imports a provider's or bank's statement file and matches it to our payouts, as the admin's
 "Import a statement…" does. The same file again is recognised (by its SHA-256) and not
-imported twice. Exit status: 0 imported (or already imported), 1 the file could not be read."""
+imported twice. Output as every ops command (``core.commands``); exit status: 0 imported (or
+already imported), 1 the file could not be read."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import OpsCommand
+from core.dates import local_text
 from core.exceptions import ApplicationError
 from merchants.models import Mode
 from reconciliation.formats import FORMATS
@@ -26,7 +29,7 @@ def _day(value: str) -> date:
         raise CommandError(f"{value!r} is not a date (YYYY-MM-DD)") from error
 
 
-class Command(BaseCommand):
+class Command(OpsCommand):
     help = "Import a statement file (CSV) and match every line to our payouts."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -58,22 +61,37 @@ class Command(BaseCommand):
         except ApplicationError as error:
             raise CommandError(f"{path.name}: {error.message}") from error
         run = result.run
+        data = {
+            "run_id": run.pk,
+            "file": path.name,
+            "duplicate": result.duplicate,
+            "mode": run.mode,
+            "period_start": str(run.period_start),
+            "period_end": str(run.period_end),
+            "line_count": run.line_count,
+            "duration_ms": run.duration_ms,
+            "category_counts": {
+                value: run.category_counts.get(value, 0) for value in MatchCategory.values
+            },
+        }
         if result.duplicate:
-            self.stdout.write(
-                self.style.WARNING(
+            self.report(
+                lines=(
                     f"{path.name} was already imported as #{run.pk} on "
-                    f"{run.created_at:%Y-%m-%d %H:%M}; nothing imported."
-                )
+                    f"{local_text(run.created_at)}; nothing imported."
+                ),
+                data=data,
             )
             return
         counts = ", ".join(
             f"{label.lower()}: {run.category_counts.get(value, 0)}"
             for value, label in MatchCategory.choices
         )
-        self.stdout.write(
-            self.style.SUCCESS(
+        self.report(
+            lines=(
                 f"Imported {run.line_count} line(s) from {path.name} as #{run.pk} "
                 f"({run.period_start}–{run.period_end}, {run.mode}) in {run.duration_ms} ms. "
                 f"{counts}."
-            )
+            ),
+            data=data,
         )
