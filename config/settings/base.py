@@ -78,6 +78,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_SENSITIVE_PARAMETERS = ["password", "otp_token"]
+# No start-up banner in every process (it would open every ops command's stderr); lockouts are
+# still logged with the username and address they apply to.
+AXES_VERBOSE = False
 # TOTP second factor (django-otp): with OTP_REQUIRED the admin admits only staff verified by a
 # confirmed TOTP device (`manage.py staff_totp_enrol --username U` enrols one).
 OTP_REQUIRED = env.bool("OTP_REQUIRED", default=False)
