@@ -14,7 +14,7 @@ import logging
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -45,7 +45,12 @@ from payouts.models import (
     PayoutStatus,
     ResolutionDecision,
 )
-from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.base import (
+    TransferOutcome,
+    TransferRequest,
+    TransferResult,
+    initiate_transfers,
+)
 from payouts.providers.registry import provider_get, provider_name_for_mode
 from payouts.rules import payout_currency_validate
 from payouts.selectors import (
@@ -62,6 +67,8 @@ from wallets.name_enquiry import NameEnquiryResult
 from wallets.selectors import bank_resolve, payout_fee_calculate, wallet_get
 from wallets.services import (
     WalletReservation,
+    WalletSettlement,
+    WalletSettlementKind,
     name_enquiry_resolve,
     wallet_capture,
     wallet_lock,
@@ -69,6 +76,7 @@ from wallets.services import (
     wallet_reserve_atomic,
     wallet_reserve_each,
     wallet_return,
+    wallets_settle,
 )
 
 if TYPE_CHECKING:
@@ -352,16 +360,15 @@ def _payout_insert(*, wallet_id: int, fields: dict[str, Any]) -> PayoutCreateRes
 
 def _payout_reserve(*, payout: Payout, wallet_id: int) -> None:
     """Reserves the inserted payout's total debit on its wallet (an inactive wallet or too
-    little available balance raises, and the transaction rolls the payout back) and queues its
-    dispatch for when the transaction commits."""
+    little available balance raises, and the transaction rolls the payout back) and wakes the
+    batch dispatcher when the transaction commits (``tasks.payout_dispatch_wake``)."""
     wallet_reserve_atomic(
         wallet_id=wallet_id,
         amount=payout.total_debit_amount,
         reference=payout.internal_reference,
         payout_id=payout.pk,
     )
-    payout_id = payout.pk
-    transaction.on_commit(lambda: payout_dispatch_enqueue(payout_id=payout_id))
+    transaction.on_commit(tasks.payout_dispatch_wake)
     logger.info(
         "payout %s reserved %s on wallet %s",
         payout.internal_reference,
@@ -371,8 +378,9 @@ def _payout_reserve(*, payout: Payout, wallet_id: int) -> None:
 
 
 def payout_dispatch_enqueue(*, payout_id: int) -> bool:
-    """Queues the dispatch task. A broker outage must not fail an accepted payout: the payout
-    stays ``reserved`` and the ``dispatch_stuck`` sweeper queues it later."""
+    """Queues the dispatch task of one payout (a requery of a payout not yet sent). A broker
+    outage must not fail the request: the payout waits for the batch dispatcher's beat run or
+    the ``dispatch_stuck`` sweeper."""
     try:
         # One quick retry, then give up: while the broker is down a create answers at once,
         # and the payout waits for the sweeper.
@@ -726,8 +734,9 @@ def _batch_payouts_insert(
 def _batch_payouts_reserve(*, wallet_id: int, steps: list[_BatchStep], atomic: bool) -> None:
     """Locks the wallet once the batch's payouts are inserted and reserves each one's total
     debit with its own ledger entry, in request order (``wallet_reserve_each``: two statements
-    for the batch), each queuing its dispatch on commit. A payout the balance no longer covers
-    (spent since the checks) rejects its item, or the whole batch; its row goes."""
+    for the batch), then wakes the batch dispatcher once on commit. A payout the balance no
+    longer covers (spent since the checks) rejects its item, or the whole batch; its row
+    goes."""
     inserted = [
         (step, step.payout) for step in steps if step.plan is not None and step.payout is not None
     ]
@@ -748,14 +757,12 @@ def _batch_payouts_reserve(*, wallet_id: int, steps: list[_BatchStep], atomic: b
         )
     except ApplicationError as error:  # the wallet is not active: no item can be reserved
         entries = [error] * len(inserted)
+    if any(isinstance(entry, LedgerEntry) for entry in entries):
+        transaction.on_commit(tasks.payout_dispatch_wake)  # one wake for the whole batch
     unreserved: list[int] = []
     for (step, payout), entry in zip(inserted, entries, strict=True):
         if isinstance(entry, LedgerEntry):
             step.result = PayoutBatchItemResult.ACCEPTED
-            payout_id = payout.pk
-            transaction.on_commit(
-                lambda payout_id=payout_id: payout_dispatch_enqueue(payout_id=payout_id)
-            )
             logger.info(
                 "payout %s reserved %s on wallet %s",
                 payout.internal_reference,
@@ -819,7 +826,7 @@ def _batch_commit(
 ) -> PayoutBatchCreateResult:
     """One transaction: the batch row (its unique reference makes an identical concurrent
     request wait here, then replay), the planned payouts, then the wallet lock and one
-    reservation per payout in request order, each queuing its dispatch on commit. A reservation
+    reservation per payout in request order, waking the batch dispatcher on commit. A reservation
     the balance no longer covers (spent meanwhile) rejects its item, or the whole batch."""
     batch = PayoutBatch.objects.create(
         wallet_id=wallet_id,
@@ -889,7 +896,7 @@ def payout_batch_create(
     Each item goes through the rules of ``payout_create`` (``_payout_prepare``; same checks in
     the same order, same messages, same idempotency per wallet: a key used before with the same
     parameters is a ``duplicate`` of that payout, with others a 409) and becomes an ordinary
-    payout, reserved with its own ledger entry and dispatched on commit like a single one.
+    payout, reserved with its own ledger entry and dispatched after commit like a single one.
 
     ``atomic=False``: each item stands alone; a rejected one (its ``error`` is what a single
     create would have answered) does not stop the others. ``atomic=True``: every item is
@@ -980,29 +987,62 @@ def _record_raw(payout: Payout, result: TransferResult) -> None:
     payout.provider_responses = responses[-PROVIDER_RESPONSES_KEPT:]
 
 
-def _succeed(payout: Payout, *, now: datetime) -> None:
+def _succeed(
+    payout: Payout, *, now: datetime, settlements: list[WalletSettlement] | None = None
+) -> None:
+    """``successful``, capturing the reserved total debit: at once (``wallet_capture``), or, with
+    ``settlements``, added to them for the caller to apply in the same transaction."""
     payout_transition(payout=payout, to_status=PayoutStatus.SUCCESSFUL)
-    wallet_capture(
+    capture = WalletSettlement(
+        kind=WalletSettlementKind.CAPTURE,
         wallet_id=payout.wallet_id,
         amount=payout.amount,
         fee_amount=payout.fee_amount,
         reference=payout.internal_reference,
         payout_id=payout.pk,
     )
+    if settlements is None:
+        wallet_capture(
+            wallet_id=capture.wallet_id,
+            amount=capture.amount,
+            fee_amount=capture.fee_amount,
+            reference=capture.reference,
+            payout_id=capture.payout_id,
+        )
+    else:
+        settlements.append(capture)
     payout.completed_at = now
     payout.next_requery_at = None
     payout.error_message = None
     payout_event_emit(payout=payout)
 
 
-def _fail(payout: Payout, *, now: datetime, message: str) -> None:
+def _fail(
+    payout: Payout,
+    *,
+    now: datetime,
+    message: str,
+    settlements: list[WalletSettlement] | None = None,
+) -> None:
+    """``failed``, releasing the reserved total debit: at once (``wallet_release``), or, with
+    ``settlements``, added to them for the caller to apply in the same transaction."""
     payout_transition(payout=payout, to_status=PayoutStatus.FAILED)
-    wallet_release(
+    release = WalletSettlement(
+        kind=WalletSettlementKind.RELEASE,
         wallet_id=payout.wallet_id,
         amount=payout.total_debit_amount,
         reference=payout.internal_reference,
         payout_id=payout.pk,
     )
+    if settlements is None:
+        wallet_release(
+            wallet_id=release.wallet_id,
+            amount=release.amount,
+            reference=release.reference,
+            payout_id=release.payout_id,
+        )
+    else:
+        settlements.append(release)
     payout.completed_at = now
     payout.next_requery_at = None
     payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
@@ -1016,16 +1056,24 @@ def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
     payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
 
 
-def _settle(payout: Payout, result: TransferResult, *, now: datetime, from_requery: bool) -> None:
-    """Applies a provider answer to a ``dispatched`` or ``ambiguous`` payout (locked)."""
+def _settle(
+    payout: Payout,
+    result: TransferResult,
+    *,
+    now: datetime,
+    from_requery: bool,
+    settlements: list[WalletSettlement] | None = None,
+) -> None:
+    """Applies a provider answer to a ``dispatched`` or ``ambiguous`` payout (locked). The
+    capture or release happens at once, or, with ``settlements``, is added to them."""
     if result.provider_reference and not payout.provider_reference:
         payout.provider_reference = result.provider_reference[:100]
     if result.session_id and not payout.nip_session_id:
         payout.nip_session_id = result.session_id[:64]
     if result.outcome == TransferOutcome.SUCCESSFUL:
-        _succeed(payout, now=now)
+        _succeed(payout, now=now, settlements=settlements)
     elif result.outcome == TransferOutcome.FAILED:
-        _fail(payout, now=now, message=result.message)
+        _fail(payout, now=now, message=result.message, settlements=settlements)
     elif result.outcome == TransferOutcome.PENDING and not from_requery:
         # Accepted and in progress: stays dispatched; the sweeper asks again later.
         payout.next_requery_at = now + dispatched_requery_after()
@@ -1102,11 +1150,20 @@ def _transfer_request(payout: Payout) -> TransferRequest:
     )
 
 
-@transaction.atomic
-def _dispatch_apply(
-    *, payout_id: int, attempt: int, result: TransferResult, verify_before_send: bool
-) -> tuple[DispatchStep, Payout]:
-    payout = Payout.objects.select_for_update().get(pk=payout_id)
+def _dispatch_result_apply(
+    payout: Payout,
+    *,
+    attempt: int,
+    result: TransferResult,
+    verify_before_send: bool,
+    now: datetime,
+    settlements: list[WalletSettlement] | None = None,
+) -> DispatchStep:
+    """The provider's answer to dispatch attempt ``attempt``, applied to the locked payout in
+    memory (the caller saves it): kept for audit only if another attempt took over meanwhile;
+    a ``NOT_SENT`` releases the claim; a refusal fails it; any other answer dispatches it and
+    settles it as far as the answer tells (``_settle``). The capture or release happens at
+    once, or, with ``settlements``, is added to them."""
     _record_raw(payout, result)
     if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != attempt:
         logger.warning(
@@ -1115,23 +1172,38 @@ def _dispatch_apply(
             attempt,
             payout.status,
         )
-        payout.save(update_fields=["provider_responses", "updated_at"])
-        return DispatchStep.SKIPPED, payout
-    now = timezone.now()
+        return DispatchStep.SKIPPED
     payout.verify_before_send = verify_before_send
     if result.outcome == TransferOutcome.NOT_SENT:
         payout.dispatch_claimed_at = None  # free for the next attempt
-        payout.save(update_fields=SETTLEMENT_FIELDS)
-        return DispatchStep.DEFERRED, payout
+        return DispatchStep.DEFERRED
     if result.outcome == TransferOutcome.REJECTED:
-        _fail(payout, now=now, message=result.message)
+        _fail(payout, now=now, message=result.message, settlements=settlements)
     else:
         payout_transition(payout=payout, to_status=PayoutStatus.DISPATCHED)
         payout.dispatched_at = now
-        _settle(payout, result, now=now, from_requery=False)
-    payout.save(update_fields=SETTLEMENT_FIELDS)
+        _settle(payout, result, now=now, from_requery=False, settlements=settlements)
     logger.info("payout %s dispatched: %s", payout.internal_reference, payout.status)
-    return DispatchStep.APPLIED, payout
+    return DispatchStep.APPLIED
+
+
+@transaction.atomic
+def _dispatch_apply(
+    *, payout_id: int, attempt: int, result: TransferResult, verify_before_send: bool
+) -> tuple[DispatchStep, Payout]:
+    payout = Payout.objects.select_for_update().get(pk=payout_id)
+    step = _dispatch_result_apply(
+        payout,
+        attempt=attempt,
+        result=result,
+        verify_before_send=verify_before_send,
+        now=timezone.now(),
+    )
+    if step == DispatchStep.SKIPPED:
+        payout.save(update_fields=["provider_responses", "updated_at"])
+    else:
+        payout.save(update_fields=SETTLEMENT_FIELDS)
+    return step, payout
 
 
 def payout_dispatch(*, payout_id: int) -> Payout | None:
@@ -1175,6 +1247,161 @@ def payout_dispatch(*, payout_id: int) -> Payout | None:
             f"payout {payout.internal_reference}: provider not reached ({result.message})"
         )
     return applied
+
+
+# --- Dispatch in batches ------------------------------------------------------------------
+
+
+def dispatch_batch_size() -> int:
+    """``PAYOUT_DISPATCH_BATCH_SIZE``: how many payouts one batch claims at most."""
+    return int(getattr(settings, "PAYOUT_DISPATCH_BATCH_SIZE", 50))
+
+
+@dataclass
+class DispatchBatchReport:
+    """What one ``payouts_dispatch_batch`` did: how many payouts it claimed (``limit`` the most
+    it could), and how each ended the batch (its status, ``deferred`` when the provider was not
+    reached, ``skipped`` when another attempt had taken it over, ``unanswered`` when the provider
+    call raised: those wait for the ``dispatch_stuck`` sweeper)."""
+
+    limit: int
+    claimed: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def full(self) -> bool:
+        """The batch took as many payouts as it could: more may be waiting."""
+        return self.claimed >= self.limit
+
+    def count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{n} {o}" for o, n in sorted(self.outcomes.items()))
+        return f"dispatch_batch: {self.claimed} payout(s) claimed{': ' + parts if parts else ''}"
+
+
+CLAIM_FIELDS = ("status", "dispatch_attempts", "dispatch_claimed_at", "updated_at")
+
+
+@transaction.atomic
+def _dispatch_batch_claim(*, limit: int, older_than: timedelta | None) -> list[DispatchClaim]:
+    """``reserved → processing`` for up to ``limit`` reserved payouts, oldest id first, in one
+    transaction: one locking read that skips rows another claim holds (PostgreSQL; SQLite runs
+    one write transaction at a time, so the claim is exclusive there too) and one update."""
+    now = timezone.now()
+    reserved = Payout.objects.select_for_update(skip_locked=True).filter(
+        status=PayoutStatus.RESERVED
+    )
+    if older_than is not None:
+        reserved = reserved.filter(created_at__lte=now - older_than)
+    payouts = list(reserved.order_by("id")[:limit])
+    for payout in payouts:
+        payout_transition(payout=payout, to_status=PayoutStatus.PROCESSING)
+        payout.dispatch_attempts += 1
+        payout.dispatch_claimed_at = now
+        payout.updated_at = now
+    if payouts:
+        Payout.objects.bulk_update(payouts, CLAIM_FIELDS)
+    return [DispatchClaim(payout=payout, attempt=payout.dispatch_attempts) for payout in payouts]
+
+
+def _dispatch_batch_send(claims: Sequence[DispatchClaim]) -> dict[int, TransferResult]:
+    """Sends the claimed payouts, provider by provider (its bulk call when it has one), outside
+    any transaction; the answers by payout id. A provider whose call raises leaves its payouts
+    unanswered: claimed, they wait for the claim to go stale and the ``dispatch_stuck`` sweeper,
+    which asks the provider by reference before sending anything again."""
+    by_provider: dict[str, list[DispatchClaim]] = {}
+    for claim in claims:
+        by_provider.setdefault(claim.payout.provider_name, []).append(claim)
+    results: dict[int, TransferResult] = {}
+    for provider_name, group in by_provider.items():
+        try:
+            answers = initiate_transfers(
+                provider_get(provider_name), [_transfer_request(claim.payout) for claim in group]
+            )
+        except Exception:
+            logger.exception(
+                "dispatch batch: %s payout(s) of provider %s unanswered; the dispatch_stuck "
+                "sweeper will verify them",
+                len(group),
+                provider_name,
+            )
+            continue
+        for claim, answer in zip(group, answers, strict=True):
+            results[claim.payout.pk] = answer
+    return results
+
+
+@transaction.atomic
+def _dispatch_batch_apply(
+    *, attempts: Mapping[int, int], results: Mapping[int, TransferResult]
+) -> list[tuple[DispatchStep, Payout]]:
+    """Applies the answers in one transaction, with the rules of ``_dispatch_apply``: the
+    payouts locked in id order, each answer applied (``_dispatch_result_apply``), the captures
+    and releases of every wallet in one balance update and one ledger insert per wallet
+    (``wallets_settle``), then the payouts in one update."""
+    payouts = list(Payout.objects.select_for_update().filter(pk__in=list(results)).order_by("pk"))
+    now = timezone.now()
+    settlements: list[WalletSettlement] = []
+    steps: list[tuple[DispatchStep, Payout]] = []
+    for payout in payouts:
+        step = _dispatch_result_apply(
+            payout,
+            attempt=attempts[payout.pk],
+            result=results[payout.pk],
+            verify_before_send=False,
+            now=now,
+            settlements=settlements,
+        )
+        payout.updated_at = now
+        steps.append((step, payout))
+    wallets_settle(settlements=settlements)
+    if payouts:
+        Payout.objects.bulk_update(payouts, SETTLEMENT_FIELDS)
+    return steps
+
+
+def payouts_dispatch_batch(
+    *, limit: int | None = None, older_than: timedelta | None = None
+) -> DispatchBatchReport:
+    """Dispatches up to ``limit`` (default ``PAYOUT_DISPATCH_BATCH_SIZE``) ``reserved`` payouts
+    (only those created ``older_than`` ago or earlier, when given), oldest first, in three steps
+    whose statements do not grow with the batch, but for the events of payouts that end final:
+
+    1. claim: one transaction moves them to ``processing`` (``_dispatch_batch_claim``);
+    2. send: each provider gets its payouts, in one bulk call when it has one, outside any
+       transaction;
+    3. apply: one transaction applies every answer with the rules of the single dispatch
+       (``payout_dispatch``), money moved once per wallet.
+
+    A reserved payout has never been sent, so nothing is verified first. What a crash or a
+    failed step leaves behind is a ``processing`` payout whose claim goes stale, or one whose
+    claim a ``NOT_SENT`` released: the ``dispatch_stuck`` sweeper takes it through the single
+    dispatch, asking the provider by reference before sending anything again. Concurrent
+    batches take disjoint payouts.
+    """
+    limit = dispatch_batch_size() if limit is None else limit
+    if limit < 1:
+        raise ValueError("limit: must be at least 1")
+    report = DispatchBatchReport(limit=limit)
+    claims = _dispatch_batch_claim(limit=limit, older_than=older_than)
+    report.claimed = len(claims)
+    if not claims:
+        return report
+    results = _dispatch_batch_send(claims)
+    steps = _dispatch_batch_apply(
+        attempts={claim.payout.pk: claim.attempt for claim in claims}, results=results
+    )
+    for step, payout in steps:
+        if step == DispatchStep.APPLIED:
+            report.count(payout.status)
+        else:
+            report.count(str(step))
+    for _unanswered in range(len(claims) - len(results)):
+        report.count("unanswered")
+    logger.info("%s", report.summary())
+    return report
 
 
 # --- Requery -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Celery tasks: thin, idempotent wrappers around the payout services.
+"""Celery tasks: thin, idempotent wrappers around the payout services, and the debounced wake
+that publishes the batch dispatcher when payouts commit.
 
 The services module imports this one to enqueue; the task bodies reach the services through the
 ``services`` module, looked up when a task runs, so either module may be imported first."""
@@ -6,8 +7,13 @@ The services module imports this one to enqueue; the task bodies reach the servi
 from __future__ import annotations
 
 import logging
+import math
+import threading
+import time
+from collections.abc import Callable
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
 from payouts import services
@@ -19,6 +25,9 @@ logger = logging.getLogger(__name__)
 DISPATCH_MAX_RETRIES = 8
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
+# One batch task run dispatches at most this many batches in a row while each one is full; what
+# is left waits for the next wake or beat run.
+DISPATCH_BATCHES_PER_RUN = 20
 
 
 def _countdown(retries: int) -> int:
@@ -63,3 +72,95 @@ def payouts_requery_due_task() -> str:
 def payouts_dispatch_stuck_task() -> str:
     """Celery beat: re-queue payouts whose dispatch was lost."""
     return services.payouts_dispatch_stuck(enqueue=True).summary()
+
+
+@shared_task(bind=True, max_retries=3, acks_late=True)
+def payouts_dispatch_batch_task(self) -> str:
+    """Dispatches reserved payouts in batches (``services.payouts_dispatch_batch``), batch after
+    batch while each is full, at most ``DISPATCH_BATCHES_PER_RUN``. Published by the wake after
+    creates commit and by beat (``payouts-dispatch-batch``); any number may run at once."""
+    summaries: list[str] = []
+    try:
+        for _batch in range(DISPATCH_BATCHES_PER_RUN):
+            report = services.payouts_dispatch_batch()
+            summaries.append(report.summary())
+            if not report.full:
+                break
+    except OperationalError as error:
+        raise self.retry(exc=error, countdown=_countdown(self.request.retries)) from error
+    return "; ".join(summaries)
+
+
+# --- The wake -----------------------------------------------------------------------------------
+
+
+def dispatch_wake_interval() -> float:
+    """``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``, in seconds."""
+    return max(0.0, float(getattr(settings, "PAYOUT_DISPATCH_WAKE_INTERVAL_MS", 50)) / 1000)
+
+
+class DispatchWake:
+    """Publishes ``payouts_dispatch_batch_task`` when payouts commit, at most twice per interval
+    (``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``) per process, and never leaves a commit without a
+    batch run that starts after it:
+
+    * the first commit after an interval ended publishes at once and opens a new interval;
+    * the next commit inside that interval publishes a trailing run with a ``countdown`` that
+      reaches the interval's end;
+    * later commits inside it publish nothing: the trailing run starts after them.
+
+    Thread-safe (the decision is taken under a lock, the publish made outside it). A publish
+    that fails (the broker is down) is logged and the commit's request still answers; beat's
+    ``payouts-dispatch-batch`` runs the batch later, so an outage delays dispatch but never
+    loses one.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._interval_end = -math.inf
+        self._trailing = False
+
+    def reset(self) -> None:
+        with self._lock:
+            self._interval_end = -math.inf
+            self._trailing = False
+
+    def __call__(self) -> bool:
+        """True when it published (or tried to, and the broker took it)."""
+        interval = dispatch_wake_interval()
+        with self._lock:
+            now = self.clock()
+            if now >= self._interval_end:
+                self._interval_end = now + interval
+                self._trailing = False
+                countdown: float | None = None
+            elif not self._trailing:
+                self._trailing = True
+                countdown = self._interval_end - now
+            else:
+                return False
+        return _dispatch_batch_publish(countdown=countdown)
+
+
+def _dispatch_batch_publish(*, countdown: float | None) -> bool:
+    options = {"countdown": countdown} if countdown else {}
+    try:
+        payouts_dispatch_batch_task.apply_async(
+            retry_policy=services.PUBLISH_RETRY_POLICY, **options
+        )
+    except Exception:
+        logger.exception(
+            "could not enqueue dispatch (a batch run); beat's payouts-dispatch-batch will run it"
+        )
+        return False
+    return True
+
+
+dispatch_wake = DispatchWake()
+
+
+def payout_dispatch_wake() -> None:
+    """``transaction.on_commit`` callback of a payout create: wakes the batch dispatcher
+    (``DispatchWake``). Never raises."""
+    dispatch_wake()

@@ -25,13 +25,16 @@ def _require_postgres(django_db_setup: None, django_db_blocker: object) -> None:
 @pytest.fixture(autouse=True)
 def _clear_cache() -> None:
     """Each test starts with an empty cache and empty per-process memos: no stale bank list or
-    fee tiers from rolled-back rows, no rate-limit counters."""
+    fee tiers from rolled-back rows, no rate-limit counters, no dispatch wake interval left
+    open by an earlier test."""
     from django.core.cache import cache
 
     from core.memo import local_memos_clear
+    from payouts.tasks import dispatch_wake
 
     cache.clear()
     local_memos_clear()
+    dispatch_wake.reset()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -505,6 +506,106 @@ def wallet_release(
     )
 
 
+class WalletSettlementKind(StrEnum):
+    """What a payout's settlement does to its reservation."""
+
+    CAPTURE = "capture"  # a successful payout: ``payout_debit``, as ``wallet_capture``
+    RELEASE = "release"  # a failed payout: ``payout_reversal``, as ``wallet_release``
+
+
+@dataclass(frozen=True)
+class WalletSettlement:
+    """One payout's capture or release, to apply with others of its wallet
+    (``wallet_settle_each``). ``amount`` is the principal of a capture (``fee_amount`` its
+    fee) or the total debit a release gives back (``fee_amount`` zero)."""
+
+    kind: WalletSettlementKind
+    wallet_id: int
+    amount: Decimal
+    reference: str
+    fee_amount: Decimal = ZERO
+    payout_id: int | None = None
+
+
+def _settlement_entry_build(
+    wallet: Wallet, settlement: WalletSettlement
+) -> tuple[LedgerEntry, bool]:
+    """The rules of ``wallet_capture`` and ``wallet_release`` for one settlement, applied to the
+    locked wallet in memory: its entry (not saved) and whether it crossed the low-balance
+    threshold."""
+    if settlement.wallet_id != wallet.pk:
+        raise ValueError(f"settlement {settlement.reference}: belongs to another wallet")
+    amount = _require_positive(settlement.amount)
+    if settlement.kind == WalletSettlementKind.CAPTURE:
+        fee_amount = _require_non_negative(settlement.fee_amount, name="fee_amount")
+        entry_type, available_delta, total = LedgerEntryType.PAYOUT_DEBIT, ZERO, amount + fee_amount
+    elif settlement.kind == WalletSettlementKind.RELEASE:
+        fee_amount, entry_type, total = ZERO, LedgerEntryType.PAYOUT_REVERSAL, amount
+        available_delta = amount
+    else:
+        raise ValueError(f"unknown settlement kind {settlement.kind!r}")
+    if wallet.reserved_balance < total:
+        raise InsufficientReservedBalanceError()
+    return _ledger_entry_build(
+        wallet=wallet,
+        entry_type=entry_type,
+        amount=amount,
+        fee_amount=fee_amount,
+        available_delta=available_delta,
+        reserved_delta=-total,
+        reference=settlement.reference,
+        payout_id=settlement.payout_id,
+    )
+
+
+def wallet_settle_each(
+    *, wallet_id: int, settlements: Sequence[WalletSettlement]
+) -> list[LedgerEntry]:
+    """``wallet_capture`` and ``wallet_release`` for many payouts of one wallet at once (a
+    dispatch batch), in order, under one ``wallet_lock``.
+
+    Each settlement is checked against the reserved balance the ones before it left
+    (``InsufficientReservedBalanceError`` otherwise, and nothing is written) and gets its own
+    ``payout_debit`` or ``payout_reversal`` entry whose balance-after snapshots are the running
+    balances. Two statements after the lock whatever the count: the wallet's balances, then the
+    entries. The low-balance alert follows the rules of every ledger write and is sent at most
+    once, as ``wallet_reserve_each`` sends it. Must run inside the caller's
+    ``transaction.atomic()`` (with the payouts it settles); every check is made before the first
+    write, so a refusal leaves that transaction usable.
+    """
+    if not _in_atomic_block():
+        raise RuntimeError("wallet_settle_each must be called inside transaction.atomic()")
+    if not settlements:
+        return []
+    wallet = wallet_lock(wallet_id=wallet_id)
+    alerted_before = wallet.low_balance_alerted
+    entries: list[LedgerEntry] = []
+    crossing: LedgerEntry | None = None
+    for settlement in settlements:
+        entry, crossed_below = _settlement_entry_build(wallet, settlement)
+        entries.append(entry)
+        if crossed_below:
+            crossing = entry
+    _wallet_balances_save(wallet, alerted_before=alerted_before)
+    LedgerEntry.objects.bulk_create(entries)
+    if crossing is not None and wallet.low_balance_alerted:
+        _balance_low_send(wallet, crossing)
+    return entries
+
+
+def wallets_settle(*, settlements: Sequence[WalletSettlement]) -> list[LedgerEntry]:
+    """``wallet_settle_each`` for settlements of any wallets, inside the caller's transaction:
+    grouped by wallet, each group in the order given, the wallets locked in ascending id (the
+    fixed order of every multi-row lock). The entries, wallet by wallet."""
+    by_wallet: dict[int, list[WalletSettlement]] = {}
+    for settlement in settlements:
+        by_wallet.setdefault(settlement.wallet_id, []).append(settlement)
+    entries: list[LedgerEntry] = []
+    for wallet_id in sorted(by_wallet):
+        entries.extend(wallet_settle_each(wallet_id=wallet_id, settlements=by_wallet[wallet_id]))
+    return entries
+
+
 @transaction.atomic
 def wallet_return(
     *,
@@ -715,6 +816,8 @@ __all__ = [
     "FundingResult",
     "NameEnquiryResult",
     "WalletReservation",
+    "WalletSettlement",
+    "WalletSettlementKind",
     "beneficiary_account_number_validate",
     "fee_tiers_validate",
     "funding_receive",
@@ -727,6 +830,8 @@ __all__ = [
     "wallet_reserve",
     "wallet_reserve_atomic",
     "wallet_reserve_each",
+    "wallet_settle_each",
     "wallet_status_set",
     "wallets_create_for_merchant",
+    "wallets_settle",
 ]

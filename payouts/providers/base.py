@@ -7,6 +7,7 @@ network trouble: they classify it into a ``TransferOutcome`` and keep the raw ex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -59,3 +60,29 @@ class PayoutProvider(Protocol):
     def verify_transfer(self, *, reference: str) -> TransferResult:
         """Reads the transfer's status by our reference, without resubmitting it."""
         ...
+
+
+@runtime_checkable
+class BulkPayoutProvider(Protocol):
+    """A provider that can take many transfers in one call (optional)."""
+
+    def initiate_transfers(self, requests: Sequence[TransferRequest]) -> list[TransferResult]:
+        """``initiate_transfer`` for each request, in order: one answer per request."""
+        ...
+
+
+def initiate_transfers(
+    provider: PayoutProvider, requests: Sequence[TransferRequest]
+) -> list[TransferResult]:
+    """Sends every request to ``provider``: through its bulk call when it has one, else one
+    ``initiate_transfer`` each, in order. One answer per request, in the requests' order."""
+    if not requests:
+        return []
+    if isinstance(provider, BulkPayoutProvider):
+        results = list(provider.initiate_transfers(requests))
+        if len(results) != len(requests):
+            raise ValueError(
+                f"{provider.name}: {len(results)} answer(s) to {len(requests)} transfer(s)"
+            )
+        return results
+    return [provider.initiate_transfer(request) for request in requests]

@@ -1,20 +1,25 @@
 """A Celery worker is killed with SIGKILL in the middle of a dispatch.
 
-The first worker claims the payout and sends the transfer; the fake Paystack records it and holds
-the answer until the test has killed the worker. The task was acknowledged late, so Redis still
-holds it; once the visibility timeout has passed a second worker gets it again, finds the stale
-claim, asks the provider by reference before sending anything, and settles the payout from the
-provider's record: one transfer at the provider, one capture in the ledger.
+The first worker's batch claims the payout and sends the transfer; the fake Paystack records it
+and holds the answer until the test has killed the worker. The batch task was acknowledged late,
+so Redis hands it to a second worker once the visibility timeout has passed; it finds no reserved
+payout and sends nothing. Once the claim is stale, the ``dispatch_stuck`` sweeper (what beat
+runs) queues the payout's own dispatch; the worker asks the provider by reference before sending
+anything and settles the payout from the provider's record: one transfer at the provider, one
+capture in the ledger.
 """
 
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
 from payouts.models import Payout, PayoutStatus
+from payouts.services import payouts_dispatch_stuck
 from tests.faults.conftest import (
     LIVE_MODE,
     PAYOUTS_PATH,
@@ -39,8 +44,10 @@ def test_a_dispatch_cut_by_sigkill_is_redelivered_and_sent_once_captured_once(
     broker: Broker,
     processes: Processes,
     live_paystack_settings: FakePaystack,
+    settings: Any,
 ) -> None:
     provider = live_paystack_settings
+    settings.PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(seconds=CLAIM_TIMEOUT)
     provider.block_first_transfer = True
     worker_env = {
         "CELERY_BROKER_URL": broker.url,
@@ -72,6 +79,18 @@ def test_a_dispatch_cut_by_sigkill_is_redelivered_and_sent_once_captured_once(
     # Redis hands the unacknowledged task to the next worker once the visibility timeout passed.
     time.sleep(max(0.0, VISIBILITY_TIMEOUT + 1 - (time.monotonic() - delivered_at)))
     second = processes.worker("worker-2", queue=broker.queue, **worker_env)
+    wait_for(
+        lambda: "payouts_dispatch_batch_task" in second.output(),
+        timeout=30,
+        what=f"the redelivered batch task; worker-2 log:\n{second.output()[-3000:]}",
+    )
+    time.sleep(1)  # the redelivered batch finds nothing reserved
+    assert Payout.objects.get(pk=payout.pk).status == PayoutStatus.PROCESSING
+    assert provider.posts_to_transfer(payout.internal_reference) == 1
+
+    # Beat's dispatch_stuck sweeper: the claim went stale, the payout's own dispatch is queued.
+    time.sleep(max(0.0, CLAIM_TIMEOUT + 0.5 - (time.monotonic() - delivered_at)))
+    assert payouts_dispatch_stuck(enqueue=True).outcomes == {"queued": 1}
 
     settled = wait_for(
         lambda: Payout.objects.filter(pk=payout.pk, status=PayoutStatus.SUCCESSFUL).first(),

@@ -16,6 +16,7 @@ from core.api import pagination
 from core.money import AMOUNT_RULE
 from merchants.models import Mode
 from merchants.services import merchant_create, secret_key_rotate
+from payouts import tasks as payout_tasks
 from payouts.api.serializers import PayoutCreateOutputSerializer
 from payouts.models import Payout, PayoutStatus
 from payouts.services import PayoutCreateResult, payout_dispatch
@@ -137,12 +138,34 @@ def test_create_without_a_wallet_of_the_keys_mode_is_404(
     assert not Payout.objects.exists()
 
 
-def test_create_enqueues_the_dispatch_on_commit(
-    test_client, funded_wallet, payload, django_capture_on_commit_callbacks
+def test_create_wakes_the_batch_dispatcher_on_commit(
+    test_client, funded_wallet, payload, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:
+    published: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        payout_tasks.payouts_dispatch_batch_task,
+        "apply_async",
+        lambda *args, **options: published.append(options),
+    )
     with django_capture_on_commit_callbacks() as callbacks:
         post_create(test_client, payload())
-    assert len(callbacks) == 1
+    assert callbacks == [payout_tasks.payout_dispatch_wake]
+    assert published == []  # nothing before the commit
+    callbacks[0]()
+    assert len(published) == 1 and "countdown" not in published[0]
+
+
+def test_create_answers_202_when_the_broker_is_down(
+    test_client, funded_wallet, payload, django_capture_on_commit_callbacks, monkeypatch
+) -> None:
+    def unreachable(*args: Any, **options: Any) -> None:
+        raise OSError("broker unreachable")
+
+    monkeypatch.setattr(payout_tasks.payouts_dispatch_batch_task, "apply_async", unreachable)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_create(test_client, payload())
+    assert response.status_code == 202
+    assert Payout.objects.get().status == PayoutStatus.RESERVED
 
 
 def test_optional_fields_may_be_left_out(test_client, funded_wallet, payload) -> None:

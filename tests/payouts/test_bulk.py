@@ -580,7 +580,7 @@ def test_five_hundred_items_with_queries_per_batch_not_per_item(
     assert (batch["accepted"], batch["total_debit_amount"]) == (500, "55000.00")
     reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert len(reads) <= 6, reads  # key, wallet, batch reference, keys used before, lock
-    assert len(callbacks) == 500  # each payout's dispatch, queued on commit
+    assert len(callbacks) == 1  # one wake of the batch dispatcher, on commit
     assert reserve_entries() == 501
     wallet.refresh_from_db()
     assert wallet.reserved_balance == Decimal("55011.00")

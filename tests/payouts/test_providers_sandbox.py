@@ -5,9 +5,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from payouts.models import SandboxTransfer
-from payouts.providers.base import PayoutProvider, TransferOutcome, TransferRequest
+from payouts.providers.base import (
+    PayoutProvider,
+    TransferOutcome,
+    TransferRequest,
+    TransferResult,
+    initiate_transfers,
+)
 from payouts.providers.registry import provider_get, provider_name_for_mode
 from payouts.providers.sandbox import SandboxProvider
 
@@ -91,3 +99,70 @@ def test_registry_routes_modes_to_providers() -> None:
 def test_registry_follows_settings(settings) -> None:
     settings.PAYOUT_PROVIDER_BY_MODE = {"test": "sandbox", "live": "sandbox"}
     assert provider_name_for_mode("live") == "sandbox"
+
+
+# --- Many at once -------------------------------------------------------------------------------
+
+
+MAGIC = ["0123456789", "1000000001", "1000000002", "1000000003", "1000000004"]
+
+
+def test_initiate_transfers_answers_as_initiate_transfer_does() -> None:
+    provider = SandboxProvider()
+    requests = [transfer_request(account, f"po_bulk_{n}") for n, account in enumerate(MAGIC)]
+    singles = [
+        provider.initiate_transfer(transfer_request(a, f"po_one_{n}")) for n, a in enumerate(MAGIC)
+    ]
+    answers = provider.initiate_transfers(requests)
+
+    assert [a.outcome for a in answers] == [s.outcome for s in singles]
+    assert [a.raw[0].http_status for a in answers] == [s.raw[0].http_status for s in singles]
+    for request, answer in zip(requests, answers, strict=True):
+        transfer = SandboxTransfer.objects.get(reference=request.reference)
+        assert transfer.initiate_count == 1
+        assert answer.provider_reference in ("", transfer.transfer_code)
+
+
+def test_initiate_transfers_counts_a_reference_sent_before_or_twice() -> None:
+    provider = SandboxProvider()
+    before = provider.initiate_transfer(transfer_request("0123456789", "po_again"))
+    answers = provider.initiate_transfers(
+        [
+            transfer_request("0123456789", "po_again"),
+            transfer_request("0123456789", "po_twice"),
+            transfer_request("0123456789", "po_twice"),
+        ]
+    )
+    assert answers[0].provider_reference == before.provider_reference
+    assert answers[1].provider_reference == answers[2].provider_reference
+    counts = dict(SandboxTransfer.objects.values_list("reference", "initiate_count"))
+    assert counts == {"po_again": 2, "po_twice": 2}
+
+
+def test_initiate_transfers_takes_two_statements_for_new_transfers() -> None:
+    requests = [transfer_request("0123456789", f"po_many_{n}") for n in range(30)]
+    with CaptureQueriesContext(connection) as queries:
+        SandboxProvider().initiate_transfers(requests)
+    assert len(queries.captured_queries) == 2
+    assert SandboxTransfer.objects.count() == 30
+
+
+def test_initiate_transfers_loops_over_a_provider_without_a_bulk_call() -> None:
+    class OneAtATime:
+        name = "one-at-a-time"
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        def initiate_transfer(self, request: TransferRequest) -> TransferResult:
+            self.sent.append(request.reference)
+            return TransferResult(outcome=TransferOutcome.PENDING)
+
+        def verify_transfer(self, *, reference: str) -> TransferResult:
+            return TransferResult(outcome=TransferOutcome.NOT_FOUND)
+
+    provider = OneAtATime()
+    answers = initiate_transfers(provider, [transfer_request("0123456789", r) for r in "abc"])
+    assert provider.sent == ["a", "b", "c"]
+    assert [a.outcome for a in answers] == [TransferOutcome.PENDING] * 3
+    assert initiate_transfers(provider, []) == []

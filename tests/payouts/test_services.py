@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError, ConflictError, ServiceUnavailableError
 from merchants.models import Mode
+from payouts import tasks as payout_tasks
 from payouts.models import Payout, PayoutResolution, PayoutStatus, SandboxTransfer
 from payouts.rules import ONLY_NGN_MESSAGE
 from payouts.services import (
@@ -85,12 +86,12 @@ def test_create_records_mode_merchant_and_provider(funded_wallet, create_payout)
     assert payout.provider_name == "sandbox"
 
 
-def test_create_enqueues_dispatch_after_commit(
+def test_create_wakes_the_batch_dispatcher_after_commit(
     funded_wallet, create_payout, django_capture_on_commit_callbacks
 ) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         create_payout()
-    assert len(callbacks) == 1
+    assert callbacks == [payout_tasks.payout_dispatch_wake]
 
 
 def test_fee_tiers_apply(funded_wallet, create_payout) -> None:

@@ -131,6 +131,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         self.env.broker.reset()
         self.env.provider.reset()
         self.env.receiver.reset()
+        payout_tasks.dispatch_wake.reset()
         self._sequence_atomic = transaction.atomic()
         self._sequence_atomic.__enter__()
         self.final_seen: dict[int, str] = {}
@@ -430,7 +431,11 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         self, data: st.DataObject, crash: CrashPoint, lose: bool
     ) -> None:
         due = self.env.broker.due()
-        dispatches = [m for m in due if m.task_name == payout_tasks.payout_dispatch_task.name]
+        dispatch_tasks = (
+            payout_tasks.payout_dispatch_task.name,
+            payout_tasks.payouts_dispatch_batch_task.name,
+        )
+        dispatches = [m for m in due if m.task_name in dispatch_tasks]
         if (
             crash
             in (
@@ -489,6 +494,40 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         self._event(f"{message.task_name.rsplit('.', 1)[-1]} → {outcome}")
         if duplicate:  # at-least-once: the same message again
             broker.publish(message.task_name, message.args, message.kwargs)
+
+    @rule(
+        crash=st.sampled_from(
+            [
+                None,
+                None,
+                CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER,
+                CrashPoint.AFTER_PROVIDER_BEFORE_SETTLEMENT,
+                CrashPoint.AFTER_SETTLEMENT_BEFORE_ENQUEUE,
+            ]
+        )
+    )
+    def beat_dispatch_batch(self, crash: CrashPoint | None = None) -> None:
+        """Beat's batch dispatch, in a process that may die at a named point."""
+        provider = self.env.provider
+        if crash in (
+            CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER,
+            CrashPoint.AFTER_PROVIDER_BEFORE_SETTLEMENT,
+        ):
+            provider.crash_next_initiate = crash
+        try:
+            summary = self._committed(
+                lambda: payout_tasks.payouts_dispatch_batch_task.run(),
+                lose_queued=crash == CrashPoint.AFTER_SETTLEMENT_BEFORE_ENQUEUE,
+            )
+        except SimulatedCrash as crashed:
+            self._event(f"crash in a batch dispatch: {crashed}")
+            self._log(f"beat: batch dispatch crashed ({crashed})")
+            return
+        finally:
+            provider.crash_next_initiate = None
+        if "0 payout(s) claimed" not in summary:
+            self._event("batch dispatch claimed payouts")
+        self._log(f"beat: {summary}")
 
     @rule()
     def beat_dispatch_stuck(self) -> None:
@@ -611,6 +650,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         env.receiver.answers.clear()
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
+            self.beat_dispatch_batch()
             self.beat_dispatch_stuck()
             self.beat_requery_due()
             self.beat_webhook_sweep()
@@ -723,6 +763,8 @@ def environment_open(
     provider = ScriptedProvider()
     receiver = WebhookReceiver(rng=random.Random(seed))
     monkeypatch.setattr(timezone, "now", clock.now)
+    # The wake's interval runs on the simulated clock: a run is deterministic.
+    monkeypatch.setattr(payout_tasks.dispatch_wake, "clock", lambda: clock.now().timestamp())
     monkeypatch.setattr(ssrf, "system_resolver", lambda host, port: ["93.184.216.34"])
     from payouts.providers import registry
 
@@ -735,6 +777,7 @@ def environment_open(
         task.name: task
         for task in (
             payout_tasks.payout_dispatch_task,
+            payout_tasks.payouts_dispatch_batch_task,
             payout_tasks.payout_requery_task,
             webhook_tasks.webhook_delivery_send_task,
         )

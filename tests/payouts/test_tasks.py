@@ -1,0 +1,179 @@
+"""The batch dispatch task and the debounced wake that publishes it when payouts commit."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from payouts import services, tasks
+from payouts.services import DispatchBatchReport
+from payouts.tasks import DispatchWake
+
+
+@dataclass
+class FakeClock:
+    now: float = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Publishes:
+    """What the wake published: (clock at the publish, countdown or None)."""
+
+    clock: FakeClock
+    made: list[tuple[float, float | None]] = field(default_factory=list)
+    fail: bool = False
+
+    def apply_async(self, *args: Any, **options: Any) -> None:
+        if self.fail:
+            raise OSError("broker unreachable")
+        self.made.append((self.clock.now, options.get("countdown")))
+
+    def starts(self) -> list[float]:
+        """When each published run may start."""
+        return [at + (countdown or 0.0) for at, countdown in self.made]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def publishes(monkeypatch: pytest.MonkeyPatch, clock: FakeClock) -> Publishes:
+    recorder = Publishes(clock=clock)
+    monkeypatch.setattr(tasks.payouts_dispatch_batch_task, "apply_async", recorder.apply_async)
+    return recorder
+
+
+@pytest.fixture
+def wake(clock: FakeClock, settings: Any) -> DispatchWake:
+    settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS = 50
+    return DispatchWake(clock=clock)
+
+
+def test_many_commits_in_one_interval_publish_at_most_twice_and_the_last_is_followed(
+    wake: DispatchWake, clock: FakeClock, publishes: Publishes
+) -> None:
+    commits = []
+    for _commit in range(40):
+        wake()
+        commits.append(clock.now)
+        clock.now += 0.001  # 40 commits within 40 ms
+
+    assert len(publishes.made) == 2
+    assert publishes.made[0] == (1000.0, None)  # the first at once
+    at, countdown = publishes.made[1]
+    assert countdown is not None and at + countdown == pytest.approx(1000.05)
+    assert max(publishes.starts()) >= commits[-1]
+
+
+def test_a_commit_after_the_interval_publishes_at_once(
+    wake: DispatchWake, clock: FakeClock, publishes: Publishes
+) -> None:
+    wake()
+    clock.now += 0.01
+    wake()  # trailing
+    clock.now += 0.05
+    wake()
+    assert [countdown for _at, countdown in publishes.made] == [None, pytest.approx(0.04), None]
+
+
+def test_every_commit_is_followed_by_a_run_that_starts_after_it(
+    wake: DispatchWake, clock: FakeClock, publishes: Publishes
+) -> None:
+    steps = [0.0, 0.003, 0.02, 0.049, 0.05, 0.051, 0.2, 0.2, 0.26, 0.3, 0.3001]
+    for at in steps:
+        clock.now = 1000.0 + at
+        wake()
+        assert any(start >= clock.now for start in publishes.starts())
+    # Intervals opened at 0, 0.05, 0.2 and 0.26 s, each with its trailing run.
+    assert [countdown is None for _at, countdown in publishes.made] == [True, False] * 4
+
+
+def test_an_interval_of_zero_publishes_every_commit(
+    wake: DispatchWake, publishes: Publishes, settings: Any
+) -> None:
+    settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS = 0
+    for _commit in range(3):
+        wake()
+    assert publishes.made == [(1000.0, None)] * 3
+
+
+def test_threads_committing_together_publish_at_most_twice(
+    wake: DispatchWake, publishes: Publishes
+) -> None:
+    barrier = threading.Barrier(16)
+
+    def commit() -> None:
+        barrier.wait(timeout=10)
+        for _commit in range(20):
+            wake()
+
+    threads = [threading.Thread(target=commit) for _thread in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(publishes.made) == 2
+
+
+def test_a_broker_outage_is_logged_and_never_raises(
+    wake: DispatchWake, publishes: Publishes, caplog: pytest.LogCaptureFixture
+) -> None:
+    publishes.fail = True
+    with caplog.at_level(logging.ERROR, logger="payouts.tasks"):
+        assert wake() is False
+    assert "could not enqueue dispatch" in caplog.text
+
+
+def test_the_batch_task_runs_batches_while_they_are_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fullness = iter([True, True, False, True])
+    calls: list[int] = []
+
+    def batch() -> DispatchBatchReport:
+        calls.append(1)
+        full = next(fullness)
+        return DispatchBatchReport(limit=2, claimed=2 if full else 1)
+
+    monkeypatch.setattr(services, "payouts_dispatch_batch", batch)
+    summary = tasks.payouts_dispatch_batch_task.run()
+    assert len(calls) == 3
+    assert summary.count("dispatch_batch:") == 3
+
+
+def test_the_batch_task_stops_after_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def batch() -> DispatchBatchReport:
+        calls.append(1)
+        return DispatchBatchReport(limit=1, claimed=1)
+
+    monkeypatch.setattr(services, "payouts_dispatch_batch", batch)
+    tasks.payouts_dispatch_batch_task.run()
+    assert len(calls) == tasks.DISPATCH_BATCHES_PER_RUN
+
+
+def test_beat_runs_the_batch_dispatcher(settings: Any) -> None:
+    entry = settings.CELERY_BEAT_SCHEDULE["payouts-dispatch-batch"]
+    assert entry["task"] == "payouts.tasks.payouts_dispatch_batch_task"
+    assert entry["schedule"].total_seconds() == 5
+
+
+@pytest.mark.django_db
+def test_the_batch_task_dispatches_reserved_payouts(funded_wallet, create_payout) -> None:
+    payouts = [create_payout().payout for _ in range(3)]
+    assert tasks.payouts_dispatch_batch_task.run() == (
+        "dispatch_batch: 3 payout(s) claimed: 3 successful"
+    )
+    for payout in payouts:
+        payout.refresh_from_db()
+        assert payout.status == "successful"
