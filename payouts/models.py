@@ -191,6 +191,68 @@ class Payout(models.Model):
         return self.status in FINAL_STATUSES
 
 
+class PayoutDailyCount(models.Model):
+    """How many of one wallet's payouts created on one day are in one status: what the payout
+    list's exact ``total`` is summed from (``payouts.selectors.payout_list_total``), so a page
+    of a wallet with millions of payouts never counts them one by one.
+
+    Kept by database triggers on ``payouts_payout`` (migration ``0007``), in the statement that
+    inserts, deletes or changes the status of payouts, whoever issues it: services,
+    ``bulk_update``, admin, raw SQL; so a count commits or rolls back with the change it
+    counts. On SQLite (one writer at a time) the triggers add to these rows directly. On
+    PostgreSQL they append a ``PayoutCountChange`` instead, so no two writers ever wait for one
+    another over a count; ``payout_counts_fold`` (beat, every ``PAYOUT_COUNTS_FOLD_SECONDS``)
+    folds the changes in, and a total reads both in one statement. ``day`` is the payout's
+    creation day in Lagos time, UTC+01:00 (``payouts.selectors.count_day``).
+    ``manage.py payout_counts`` checks, folds and rebuilds them.
+    """
+
+    wallet = models.ForeignKey(
+        "wallets.Wallet", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    status = models.CharField(max_length=12, choices=PayoutStatus.choices)
+    day = models.DateField()
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # The fold's upsert target; it also serves every sum (wallet first).
+            models.UniqueConstraint(
+                fields=["wallet", "status", "day"], name="payout_daily_count_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"wallet {self.wallet_id} {self.day} {self.status}: {self.count}"
+
+
+class PayoutCountChange(models.Model):
+    """A change to one ``PayoutDailyCount`` not folded in yet (PostgreSQL only): appended by
+    the triggers, one row per (wallet, status, day) a statement changed, never updated, so
+    writers take no lock on a count. ``delta`` may be negative."""
+
+    # No foreign key constraint: the triggers write these rows inside every payout statement
+    # and the payout row already holds its wallet's.
+    wallet = models.ForeignKey(
+        "wallets.Wallet",
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    status = models.CharField(max_length=12, choices=PayoutStatus.choices)
+    day = models.DateField()
+    delta = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["wallet", "status", "day"], name="payout_count_change_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"wallet {self.wallet_id} {self.day} {self.status}: {self.delta:+d}"
+
+
 class PayoutBatchStatus(models.TextChoices):
     """How a bulk request ended: every item accepted (or a replay of an earlier payout), some,
     or none."""

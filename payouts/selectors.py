@@ -3,18 +3,27 @@ at."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Q, QuerySet, Subquery, Window
+from django.db import connection, transaction
+from django.db.models import Count, Q, QuerySet, Subquery, Sum, Window
+from django.db.models.functions import Coalesce, TruncDate
 
 from core.dates import local_isoformat
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
-from payouts.models import Payout, PayoutBatch, PayoutStatus
+from payouts.models import (
+    Payout,
+    PayoutBatch,
+    PayoutCountChange,
+    PayoutDailyCount,
+    PayoutStatus,
+)
 from payouts.rules import payout_currency_validate
 from wallets.models import Wallet
 from wallets.selectors import payout_fee_calculate
@@ -60,17 +69,9 @@ def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
     return Subquery(Wallet.objects.filter(merchant=merchant, mode=mode).values("pk")[:1])
 
 
-def payout_list(
-    *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
+def _payout_filters_apply(
+    queryset: QuerySet[Payout], filters: PayoutListFilters
 ) -> QuerySet[Payout]:
-    """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400).
-
-    Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
-    and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order.
-    """
-    filters = filters or PayoutListFilters()
-    payout_currency_validate(currency=filters.currency)
-    queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
     if filters.batch_id is not None:
         # Another merchant's or mode's batch holds none of this wallet's payouts: an empty list.
         queryset = queryset.filter(batch_id=filters.batch_id)
@@ -89,7 +90,231 @@ def payout_list(
             | Q(account_number=reference)
             | Q(account_name__icontains=reference)
         )
-    return queryset.order_by("-created_at", "-id")
+    return queryset
+
+
+def payout_list(
+    *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
+) -> QuerySet[Payout]:
+    """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400).
+
+    Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
+    and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order. How many there
+    are: ``payout_list_total``.
+    """
+    filters = filters or PayoutListFilters()
+    payout_currency_validate(currency=filters.currency)
+    queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
+    return _payout_filters_apply(queryset, filters).order_by("-created_at", "-id")
+
+
+# The payout counts' day (``PayoutDailyCount.day``): the calendar day at UTC+01:00, Lagos time,
+# exactly as the triggers of migration 0007 compute it on both backends.
+COUNT_DAY_UTC_OFFSET = timedelta(hours=1)
+_ONE_DAY = timedelta(days=1)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def count_day(instant: datetime) -> date:
+    """The counts' day of an aware instant."""
+    return (instant.astimezone(UTC) + COUNT_DAY_UTC_OFFSET).date()
+
+
+def count_day_start(day: date) -> datetime:
+    """The instant the counts' ``day`` begins."""
+    return datetime.combine(day, time.min, tzinfo=UTC) - COUNT_DAY_UTC_OFFSET
+
+
+# Window edges this close to the ends of the calendar are read as open (or, facing the other
+# way, as holding nothing): no payout is created in year 1 or 9999, and a day's bounds there
+# would overflow ``datetime``.
+_CALENDAR_START = datetime.min.replace(tzinfo=UTC) + 2 * _ONE_DAY
+_CALENDAR_END = datetime.max.replace(tzinfo=UTC) - 2 * _ONE_DAY
+
+
+def _count_window(
+    filters: PayoutListFilters,
+) -> tuple[datetime | None, datetime | None] | None:
+    """The creation window ``[start, stop)`` of ``filters`` (``None`` on a side: open), or
+    ``None`` for a window that holds no payout."""
+    start, end = filters.created_from, filters.created_to
+    if (start is not None and start >= _CALENDAR_END) or (
+        end is not None and end <= _CALENDAR_START
+    ):
+        return None
+    if start is not None and start <= _CALENDAR_START:
+        start = None
+    if end is not None and end >= _CALENDAR_END:
+        end = None
+    stop = None if end is None else end + _ONE_MICROSECOND
+    if start is not None and stop is not None and stop <= start:
+        return None
+    return start, stop
+
+
+def _per_wallet_sum(queryset: QuerySet, total: Sum | Count) -> Coalesce:
+    """``queryset``'s ``total`` for its one wallet, as a scalar subquery (0 when no row)."""
+    summed = queryset.order_by().values("wallet_id").annotate(total=total).values("total")
+    return Coalesce(Subquery(summed), 0)
+
+
+def payout_list_total(*, wallet_id: int | None, filters: PayoutListFilters | None = None) -> int:
+    """Exactly how many payouts ``payout_list`` holds for the wallet and ``filters``, read from
+    the per-day counts rather than by counting the payouts, in one statement (one snapshot).
+
+    Whole days inside the creation window are summed from the counts (``PayoutDailyCount``
+    and the changes not folded into them yet, ``PayoutCountChange``). A window edge inside a
+    day is counted from the payouts themselves, on whichever side of the edge is the shorter
+    part of that day: the part inside the window is added, or the day is summed and the part
+    outside taken off. So a window of whole Lagos days (dates without a time) costs two short
+    sums, any other at most two short index range counts more. ``reference`` and ``batch_id``
+    are counted directly: they select few payouts, through their own indexes.
+    """
+    filters = filters or PayoutListFilters()
+    payout_currency_validate(currency=filters.currency)
+    if wallet_id is None:
+        return 0
+    payouts = Payout.objects.filter(wallet_id=wallet_id)
+    if filters.reference or filters.batch_id is not None:
+        return _payout_filters_apply(payouts, filters).count()
+    window = _count_window(filters)
+    if window is None:
+        return 0
+    start, stop = window
+    days = Q()
+    if filters.status:
+        payouts = payouts.filter(status=filters.status)
+        days &= Q(status=filters.status)
+    added: list[Coalesce] = []
+    taken_off: list[Coalesce] = []
+
+    def created_between(lower: datetime, upper: datetime) -> Coalesce:
+        return _per_wallet_sum(
+            payouts.filter(created_at__gte=lower, created_at__lt=upper), Count("id")
+        )
+
+    if start is not None:
+        day = count_day(start)
+        day_start, next_day_start = count_day_start(day), count_day_start(day + _ONE_DAY)
+        if start == day_start:
+            days &= Q(day__gte=day)
+        elif start - day_start <= next_day_start - start:
+            days &= Q(day__gte=day)
+            taken_off.append(created_between(day_start, start))
+        else:
+            days &= Q(day__gt=day)
+            added.append(created_between(start, next_day_start))
+    if stop is not None:
+        day = count_day(stop)
+        day_start, next_day_start = count_day_start(day), count_day_start(day + _ONE_DAY)
+        if stop == day_start:
+            days &= Q(day__lt=day)
+        elif next_day_start - stop <= stop - day_start:
+            days &= Q(day__lte=day)
+            taken_off.append(created_between(stop, next_day_start))
+        else:
+            days &= Q(day__lt=day)
+            added.append(created_between(day_start, stop))
+    added.append(
+        _per_wallet_sum(PayoutDailyCount.objects.filter(days, wallet_id=wallet_id), Sum("count"))
+    )
+    added.append(
+        _per_wallet_sum(PayoutCountChange.objects.filter(days, wallet_id=wallet_id), Sum("delta"))
+    )
+    terms = {f"added_{n}": term for n, term in enumerate(added)}
+    terms |= {f"taken_off_{n}": term for n, term in enumerate(taken_off)}
+    values = Wallet.objects.filter(pk=wallet_id).annotate(**terms).values(*terms).first()
+    if values is None:
+        return 0
+    return sum(values[f"added_{n}"] for n in range(len(added))) - sum(
+        values[f"taken_off_{n}"] for n in range(len(taken_off))
+    )
+
+
+COUNT_DAY_ZONE = timezone(COUNT_DAY_UTC_OFFSET)
+
+
+def payout_counts_recount() -> dict[tuple[int, str, date], int]:
+    """What every per-day count should be, from the payouts themselves: ``(wallet_id, status,
+    day) -> count``, one grouped query over the whole table."""
+    rows = (
+        Payout.objects.annotate(day=TruncDate("created_at", tzinfo=COUNT_DAY_ZONE))
+        .order_by()
+        .values_list("wallet_id", "status", "day")
+        .annotate(count=Count("id"))
+    )
+    return {(wallet_id, status, day): count for wallet_id, status, day, count in rows}
+
+
+def payout_counts_stored() -> dict[tuple[int, str, date], int]:
+    """The per-day counts as a list total reads them: the folded counts plus the changes not
+    folded into them yet, in one statement (zero totals left out)."""
+    folded = PayoutDailyCount.objects.order_by().values_list("wallet_id", "status", "day", "count")
+    pending = (
+        PayoutCountChange.objects.order_by()
+        .values_list("wallet_id", "status", "day")
+        .annotate(total=Sum("delta"))
+    )
+    totals: dict[tuple[int, str, date], int] = {}
+    for wallet_id, status, day, count in folded.union(pending, all=True):
+        key = (wallet_id, status, day)
+        totals[key] = totals.get(key, 0) + count
+    return {key: total for key, total in totals.items() if total}
+
+
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """On PostgreSQL, outside any transaction: a REPEATABLE READ transaction, so the stored
+    counts and the recount see the same writes. (SQLite's transactions here take the write
+    lock; there the two reads are two statements, and a write between them can show a
+    mismatch that a second check does not.)"""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+@dataclass(frozen=True)
+class PayoutCountMismatch:
+    wallet_id: int
+    status: str
+    day: date
+    stored: int
+    counted: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "wallet_id": self.wallet_id,
+            "status": self.status,
+            "day": self.day.isoformat(),
+            "stored": self.stored,
+            "counted": self.counted,
+        }
+
+
+def payout_counts_mismatches(
+    *,
+    stored: dict[tuple[int, str, date], int] | None = None,
+    counted: dict[tuple[int, str, date], int] | None = None,
+) -> list[PayoutCountMismatch]:
+    """Every (wallet, status, day) whose stored count differs from the payouts counted now
+    (``stored`` and ``counted``, when given, instead of reading them)."""
+    with _one_snapshot():
+        stored = payout_counts_stored() if stored is None else stored
+        counted = payout_counts_recount() if counted is None else counted
+    return [
+        PayoutCountMismatch(
+            wallet_id=key[0],
+            status=key[1],
+            day=key[2],
+            stored=stored.get(key, 0),
+            counted=counted.get(key, 0),
+        )
+        for key in sorted(stored.keys() | counted.keys())
+        if stored.get(key, 0) != counted.get(key, 0)
+    ]
 
 
 def payout_get(*, merchant: Merchant, mode: str, payout_id: int) -> Payout:

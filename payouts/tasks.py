@@ -74,6 +74,13 @@ def payouts_dispatch_stuck_task() -> str:
     return services.payouts_dispatch_stuck(enqueue=True).summary()
 
 
+@shared_task
+def payout_counts_fold_task() -> str:
+    """Celery beat: fold the list's count changes into the per-day counts (idempotent: a fold
+    takes only changes no other fold holds)."""
+    return f"payout_counts_fold: {services.payout_counts_fold()} change(s) folded"
+
+
 @shared_task(bind=True, max_retries=3, acks_late=True)
 def payouts_dispatch_batch_task(self) -> str:
     """Dispatches reserved payouts in batches (``services.payouts_dispatch_batch``), batch after

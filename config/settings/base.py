@@ -348,6 +348,12 @@ CELERY_BEAT_SCHEDULE["payouts-dispatch-stuck"] = {
     "task": "payouts.tasks.payouts_dispatch_stuck_task",
     "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_SWEEP_SECONDS", default=60)),
 }
+# The payout list's per-day counts: on PostgreSQL every payout write appends a count change;
+# beat folds them in this often, so a total sums few (it is exact whenever it runs).
+CELERY_BEAT_SCHEDULE["payouts-counts-fold"] = {
+    "task": "payouts.tasks.payout_counts_fold_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_COUNTS_FOLD_SECONDS", default=10)),
+}
 # Collections: pending transactions expire after this many hours (beat sweep every 5 minutes).
 COLLECTION_TRANSACTION_EXPIRY_HOURS = env.int("COLLECTION_TRANSACTION_EXPIRY_HOURS", default=24)
 COLLECTION_VIRTUAL_ACCOUNT_BANK_NAME = env.str(

@@ -42,6 +42,7 @@ from payouts.selectors import (
     payout_batch_status_counts,
     payout_get,
     payout_list,
+    payout_list_total,
     payout_quote,
 )
 from payouts.services import (
@@ -177,18 +178,21 @@ class PayoutListCreateApi(MerchantApi):
         params = PayoutListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
+        list_filters = PayoutListFilters(
+            status=filters.get("status"),
+            created_from=filters.get("from_date"),
+            created_to=filters.get("to_date"),
+            reference=filters.get("reference"),
+            currency=filters["currency"],
+            batch_id=filters.get("batch_id"),
+        )
+        wallet = self.wallet(request)
         page = paginate(
             payout_list(
-                merchant=self.merchant(request),
-                mode=self.mode(request),
-                filters=PayoutListFilters(
-                    status=filters.get("status"),
-                    created_from=filters.get("from_date"),
-                    created_to=filters.get("to_date"),
-                    reference=filters.get("reference"),
-                    currency=filters["currency"],
-                    batch_id=filters.get("batch_id"),
-                ),
+                merchant=self.merchant(request), mode=self.mode(request), filters=list_filters
+            ),
+            total=payout_list_total(
+                wallet_id=None if wallet is None else wallet.pk, filters=list_filters
             ),
             **page_params.validated_data,
         )
