@@ -65,6 +65,32 @@ class PayoutListFilters:
     batch_id: int | None = None  # extension: the payouts a bulk request created
 
 
+# The columns the Payout resource shows (``payouts.api.serializers.PayoutOutputSerializer``):
+# a list page reads these only, not the provider's raw answers or the dispatch bookkeeping.
+PAYOUT_RESOURCE_FIELDS = (
+    "id",
+    "internal_reference",
+    "idempotency_key",
+    "account_number",
+    "account_name",
+    "bank_code",
+    "bank_name",
+    "currency",
+    "amount",
+    "fee_amount",
+    "total_debit_amount",
+    "status",
+    "narration",
+    "error_message",
+    "nip_session_id",
+    "returned_at",
+    "return_reason",
+    "created_at",
+    "completed_at",
+    "updated_at",
+)
+
+
 def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
     return Subquery(Wallet.objects.filter(merchant=merchant, mode=mode).values("pk")[:1])
 
@@ -105,7 +131,8 @@ def payout_list(
     filters = filters or PayoutListFilters()
     payout_currency_validate(currency=filters.currency)
     queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
-    return _payout_filters_apply(queryset, filters).order_by("-created_at", "-id")
+    queryset = _payout_filters_apply(queryset, filters).only(*PAYOUT_RESOURCE_FIELDS)
+    return queryset.order_by("-created_at", "-id")
 
 
 # The payout counts' day (``PayoutDailyCount.day``): the calendar day at UTC+01:00, Lagos time,

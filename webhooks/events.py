@@ -19,19 +19,17 @@ from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
-from rest_framework import serializers
 
+from core.api.fields import timestamp_representation
 from webhooks.deliveries import webhook_deliveries_create
 from webhooks.models import Event
 
 EVENT_ID_PREFIX = "evt_"
 
-_datetime_field = serializers.DateTimeField()
-
 
 def event_timestamp(value: datetime | None) -> str | None:
     """The same ISO 8601 rendering as the API responses."""
-    return None if value is None else _datetime_field.to_representation(value)
+    return timestamp_representation(value)
 
 
 def _event_id_generate() -> str:

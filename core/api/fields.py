@@ -4,7 +4,7 @@ query parameters, serializers that refuse unknown fields, and output serializers
 from __future__ import annotations
 
 import functools
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, tzinfo
 from decimal import Decimal
 from typing import Any
 
@@ -145,6 +145,16 @@ class IsoDateTimeParamField(serializers.Field):
 
     def to_representation(self, value: datetime) -> str:
         return value.isoformat()
+
+
+def timestamp_representation(value: datetime | None, *, zone: tzinfo | None = None) -> str | None:
+    """An aware instant as every API answer and event renders it: ISO 8601 in the current time
+    zone (or ``zone``, when the caller looked it up once for many), ``Z`` for UTC, exactly as
+    DRF's ``DateTimeField`` writes it; None for no instant."""
+    if value is None:
+        return None
+    text = value.astimezone(zone or timezone.get_current_timezone()).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 @functools.cache

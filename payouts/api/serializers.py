@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -14,9 +15,10 @@ from core.api.fields import (
     MoneyField,
     StrictCharField,
     StrictSerializer,
+    timestamp_representation,
 )
 from core.exceptions import ApplicationError
-from core.money import CURRENCY_NGN
+from core.money import CURRENCY_NGN, format_amount
 from payouts.models import PayoutBatchItemResult, PayoutBatchStatus, PayoutStatus
 from payouts.selectors import MAX_DATABASE_ID
 from payouts.services import BATCH_MAX_ITEMS, PayoutBatchItem
@@ -315,6 +317,36 @@ class PayoutOutputSerializer(serializers.Serializer):
 
     def get_nip_session_id(self, payout: Any) -> str | None:
         return payout.nip_session_id or None
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        """The fields declared above, in their order, built directly rather than by DRF's walk
+        over them (a list page holds up to 200 payouts, and the walk costs about ten times
+        as much); ``tests/payouts/test_serializers.py`` holds the two equal."""
+        payout, zone = instance, timezone.get_current_timezone()
+        return {
+            "id": payout.id,
+            "internal_reference": payout.internal_reference,
+            "idempotency_key": payout.idempotency_key,
+            "beneficiary": {
+                "account_number": payout.account_number,
+                "account_name": payout.account_name,
+                "bank_code": payout.bank_code,
+                "bank_name": payout.bank_name,
+            },
+            "currency": payout.currency,
+            "amount": format_amount(payout.amount),
+            "fee_amount": format_amount(payout.fee_amount),
+            "total_debit_amount": format_amount(payout.total_debit_amount),
+            "status": payout.status,
+            "narration": payout.narration,
+            "error_message": payout.error_message,
+            "nip_session_id": self.get_nip_session_id(payout),
+            "returned_at": timestamp_representation(payout.returned_at, zone=zone),
+            "return_reason": self.get_return_reason(payout),
+            "created_at": timestamp_representation(payout.created_at, zone=zone),
+            "completed_at": timestamp_representation(payout.completed_at, zone=zone),
+            "updated_at": timestamp_representation(payout.updated_at, zone=zone),
+        }
 
 
 class PayoutCreateOutputSerializer(serializers.Serializer):

@@ -4,13 +4,23 @@ once per process."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
+from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rest_framework import serializers
 
-from core.api.fields import MoneyField, StrictCharField, representation
+from core.api.fields import (
+    MoneyField,
+    StrictCharField,
+    representation,
+    timestamp_representation,
+)
 
 
 def test_strict_char_field_accepts_a_string() -> None:
@@ -73,3 +83,29 @@ def test_representation_builds_the_serializer_once() -> None:
     ]
     assert answers == [{"name": "n0"}, {"name": "n1"}, {"name": "n2"}]
     assert len(built) == 1
+
+
+# --- timestamp_representation ----------------------------------------------------------------
+
+_DRF_DATETIME = serializers.DateTimeField()
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(
+    instant=st.datetimes(
+        min_value=datetime(1900, 1, 1),  # noqa: DTZ001 (hypothesis takes naive bounds)
+        max_value=datetime(2200, 1, 1),  # noqa: DTZ001
+        timezones=st.sampled_from([UTC, ZoneInfo("Africa/Lagos"), ZoneInfo("America/New_York")]),
+    ),
+    zone=st.sampled_from(["Africa/Lagos", "UTC", "Asia/Kolkata"]),
+)
+def test_timestamp_representation_is_what_drf_writes(instant: datetime, zone: str) -> None:
+    with timezone.override(zone):
+        assert timestamp_representation(instant) == _DRF_DATETIME.to_representation(instant)
+        assert timestamp_representation(
+            instant, zone=timezone.get_current_timezone()
+        ) == _DRF_DATETIME.to_representation(instant)
+
+
+def test_timestamp_representation_of_no_instant_is_none() -> None:
+    assert timestamp_representation(None) is None
