@@ -5,13 +5,14 @@ recording, signing and delivery belong to ``webhooks``."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from core.money import format_amount
 from payouts.models import Payout, PayoutStatus
-from webhooks.events import event_record, event_timestamp
+from webhooks.events import EventSpec, event_record, event_timestamp, events_record
 from webhooks.models import EventType
 
 logger = logging.getLogger(__name__)
@@ -64,6 +65,36 @@ def payout_event_emit(*, payout: Payout) -> None:
         logger.debug("payout %s is %s: no event", payout.internal_reference, payout.status)
         return
     _payout_event_record(payout=payout, event_type=event_type)
+
+
+def payout_events_emit(*, payouts: Sequence[Payout]) -> None:
+    """``payout_event_emit`` for many payouts made final in one database transaction (a
+    dispatch batch), recorded together: one insert of the events, one read of the webhook URLs,
+    one insert of the deliveries. Should any of them have its event already (the unique
+    constraint refuses the insert, and the savepoint undoes it), each is recorded on its own
+    instead, exactly as ``payout_event_emit`` does."""
+    final = [payout for payout in payouts if payout.status in PAYOUT_EVENT_TYPES]
+    if not final:
+        return
+    specs = [
+        EventSpec(
+            merchant_id=payout.merchant_id,
+            mode=payout.mode,
+            event_type=PAYOUT_EVENT_TYPES[payout.status],
+            reference=payout.internal_reference,
+            data=payout_event_data(payout=payout),
+            payout_id=payout.pk,
+        )
+        for payout in final
+    ]
+    try:
+        with transaction.atomic():
+            events = events_record(specs=specs)
+    except IntegrityError:
+        for payout in final:
+            payout_event_emit(payout=payout)
+        return
+    logger.info("%s payout event(s) recorded together", len(events))
 
 
 def payout_returned_event_emit(*, payout: Payout) -> None:

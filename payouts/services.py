@@ -31,7 +31,7 @@ from core.dates import local_isoformat, local_text
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from core.money import CURRENCY_NGN, format_amount, format_amount_display
 from payouts import tasks
-from payouts.events import payout_event_emit, payout_returned_event_emit
+from payouts.events import payout_event_emit, payout_events_emit, payout_returned_event_emit
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import (
     FINAL_STATUSES,
@@ -992,11 +992,25 @@ def _record_raw(payout: Payout, result: TransferResult) -> None:
     payout.provider_responses = responses[-PROVIDER_RESPONSES_KEPT:]
 
 
-def _succeed(
-    payout: Payout, *, now: datetime, settlements: list[WalletSettlement] | None = None
-) -> None:
-    """``successful``, capturing the reserved total debit: at once (``wallet_capture``), or, with
-    ``settlements``, added to them for the caller to apply in the same transaction."""
+@dataclass
+class BatchEffects:
+    """What a dispatch batch applies once for all its payouts, in the transaction that settles
+    them: the wallets' captures and releases (``wallets_settle``: one balance update and one
+    ledger insert per wallet) and the events of the payouts that end final
+    (``payout_events_emit``: one insert)."""
+
+    settlements: list[WalletSettlement] = field(default_factory=list)
+    final_payouts: list[Payout] = field(default_factory=list)
+
+    def apply(self) -> None:
+        wallets_settle(settlements=self.settlements)
+        payout_events_emit(payouts=self.final_payouts)
+
+
+def _succeed(payout: Payout, *, now: datetime, batch: BatchEffects | None = None) -> None:
+    """``successful``, capturing the reserved total debit and recording its event: at once
+    (``wallet_capture``, ``payout_event_emit``), or, with ``batch``, added to it for the caller
+    to apply in the same transaction."""
     payout_transition(payout=payout, to_status=PayoutStatus.SUCCESSFUL)
     capture = WalletSettlement(
         kind=WalletSettlementKind.CAPTURE,
@@ -1006,7 +1020,10 @@ def _succeed(
         reference=payout.internal_reference,
         payout_id=payout.pk,
     )
-    if settlements is None:
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = None
+    if batch is None:
         wallet_capture(
             wallet_id=capture.wallet_id,
             amount=capture.amount,
@@ -1014,12 +1031,10 @@ def _succeed(
             reference=capture.reference,
             payout_id=capture.payout_id,
         )
+        payout_event_emit(payout=payout)
     else:
-        settlements.append(capture)
-    payout.completed_at = now
-    payout.next_requery_at = None
-    payout.error_message = None
-    payout_event_emit(payout=payout)
+        batch.settlements.append(capture)
+        batch.final_payouts.append(payout)
 
 
 def _fail(
@@ -1027,10 +1042,11 @@ def _fail(
     *,
     now: datetime,
     message: str,
-    settlements: list[WalletSettlement] | None = None,
+    batch: BatchEffects | None = None,
 ) -> None:
-    """``failed``, releasing the reserved total debit: at once (``wallet_release``), or, with
-    ``settlements``, added to them for the caller to apply in the same transaction."""
+    """``failed``, releasing the reserved total debit and recording its event: at once
+    (``wallet_release``, ``payout_event_emit``), or, with ``batch``, added to it for the caller
+    to apply in the same transaction."""
     payout_transition(payout=payout, to_status=PayoutStatus.FAILED)
     release = WalletSettlement(
         kind=WalletSettlementKind.RELEASE,
@@ -1039,19 +1055,20 @@ def _fail(
         reference=payout.internal_reference,
         payout_id=payout.pk,
     )
-    if settlements is None:
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
+    if batch is None:
         wallet_release(
             wallet_id=release.wallet_id,
             amount=release.amount,
             reference=release.reference,
             payout_id=release.payout_id,
         )
+        payout_event_emit(payout=payout)
     else:
-        settlements.append(release)
-    payout.completed_at = now
-    payout.next_requery_at = None
-    payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
-    payout_event_emit(payout=payout)
+        batch.settlements.append(release)
+        batch.final_payouts.append(payout)
 
 
 def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
@@ -1067,18 +1084,18 @@ def _settle(
     *,
     now: datetime,
     from_requery: bool,
-    settlements: list[WalletSettlement] | None = None,
+    batch: BatchEffects | None = None,
 ) -> None:
     """Applies a provider answer to a ``dispatched`` or ``ambiguous`` payout (locked). The
-    capture or release happens at once, or, with ``settlements``, is added to them."""
+    capture or release and the event happen at once, or, with ``batch``, are added to it."""
     if result.provider_reference and not payout.provider_reference:
         payout.provider_reference = result.provider_reference[:100]
     if result.session_id and not payout.nip_session_id:
         payout.nip_session_id = result.session_id[:64]
     if result.outcome == TransferOutcome.SUCCESSFUL:
-        _succeed(payout, now=now, settlements=settlements)
+        _succeed(payout, now=now, batch=batch)
     elif result.outcome == TransferOutcome.FAILED:
-        _fail(payout, now=now, message=result.message, settlements=settlements)
+        _fail(payout, now=now, message=result.message, batch=batch)
     elif result.outcome == TransferOutcome.PENDING and not from_requery:
         # Accepted and in progress: stays dispatched; the sweeper asks again later.
         payout.next_requery_at = now + dispatched_requery_after()
@@ -1162,13 +1179,13 @@ def _dispatch_result_apply(
     result: TransferResult,
     verify_before_send: bool,
     now: datetime,
-    settlements: list[WalletSettlement] | None = None,
+    batch: BatchEffects | None = None,
 ) -> DispatchStep:
     """The provider's answer to dispatch attempt ``attempt``, applied to the locked payout in
     memory (the caller saves it): kept for audit only if another attempt took over meanwhile;
     a ``NOT_SENT`` releases the claim; a refusal fails it; any other answer dispatches it and
-    settles it as far as the answer tells (``_settle``). The capture or release happens at
-    once, or, with ``settlements``, is added to them."""
+    settles it as far as the answer tells (``_settle``). The capture or release and the event
+    happen at once, or, with ``batch``, are added to it."""
     _record_raw(payout, result)
     if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != attempt:
         logger.warning(
@@ -1183,11 +1200,11 @@ def _dispatch_result_apply(
         payout.dispatch_claimed_at = None  # free for the next attempt
         return DispatchStep.DEFERRED
     if result.outcome == TransferOutcome.REJECTED:
-        _fail(payout, now=now, message=result.message, settlements=settlements)
+        _fail(payout, now=now, message=result.message, batch=batch)
     else:
         payout_transition(payout=payout, to_status=PayoutStatus.DISPATCHED)
         payout.dispatched_at = now
-        _settle(payout, result, now=now, from_requery=False, settlements=settlements)
+        _settle(payout, result, now=now, from_requery=False, batch=batch)
     logger.info("payout %s dispatched: %s", payout.internal_reference, payout.status)
     return DispatchStep.APPLIED
 
@@ -1344,11 +1361,12 @@ def _dispatch_batch_apply(
 ) -> list[tuple[DispatchStep, Payout]]:
     """Applies the answers in one transaction, with the rules of ``_dispatch_apply``: the
     payouts locked in id order, each answer applied (``_dispatch_result_apply``), the captures
-    and releases of every wallet in one balance update and one ledger insert per wallet
-    (``wallets_settle``), then the payouts in one update."""
+    and releases of every wallet in one balance update and one ledger insert per wallet and the
+    events of the payouts that end final in one insert (``BatchEffects``), then the payouts in
+    one update."""
     payouts = list(Payout.objects.select_for_update().filter(pk__in=list(results)).order_by("pk"))
     now = timezone.now()
-    settlements: list[WalletSettlement] = []
+    batch = BatchEffects()
     steps: list[tuple[DispatchStep, Payout]] = []
     for payout in payouts:
         step = _dispatch_result_apply(
@@ -1357,11 +1375,11 @@ def _dispatch_batch_apply(
             result=results[payout.pk],
             verify_before_send=False,
             now=now,
-            settlements=settlements,
+            batch=batch,
         )
         payout.updated_at = now
         steps.append((step, payout))
-    wallets_settle(settlements=settlements)
+    batch.apply()
     if payouts:
         Payout.objects.bulk_update(payouts, SETTLEMENT_FIELDS)
     return steps
@@ -1372,13 +1390,13 @@ def payouts_dispatch_batch(
 ) -> DispatchBatchReport:
     """Dispatches up to ``limit`` (default ``PAYOUT_DISPATCH_BATCH_SIZE``) ``reserved`` payouts
     (only those created ``older_than`` ago or earlier, when given), oldest first, in three steps
-    whose statements do not grow with the batch, but for the events of payouts that end final:
+    whose statements do not grow with the batch:
 
     1. claim: one transaction moves them to ``processing`` (``_dispatch_batch_claim``);
     2. send: each provider gets its payouts, in one bulk call when it has one, outside any
        transaction;
     3. apply: one transaction applies every answer with the rules of the single dispatch
-       (``payout_dispatch``), money moved once per wallet.
+       (``payout_dispatch``), money moved once per wallet, the events recorded in one insert.
 
     A reserved payout has never been sent, so nothing is verified first. What a crash or a
     failed step leaves behind is a ``processing`` payout whose claim goes stale, or one whose

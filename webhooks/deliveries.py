@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -139,6 +139,38 @@ def webhook_deliveries_create(
     webhook_url = _webhook_url(merchant_id=event.merchant_id, mode=event.mode)
     targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
     return _chains_create(event=event, targets=targets, now=event.created_at)
+
+
+def webhook_deliveries_create_each(*, events: Sequence[Event]) -> list[WebhookDelivery]:
+    """``webhook_deliveries_create`` (no callback URL) for many events at once: one read of the
+    webhook URLs of their merchants and modes, one insert of every chain, one enqueue when the
+    database transaction commits."""
+    if not events:
+        return []
+    merchant_ids = {event.merchant_id for event in events}
+    urls = {
+        (row.merchant_id, row.mode): row.url
+        for row in WebhookSettings.objects.filter(merchant_id__in=merchant_ids)
+    }
+    chains = [
+        WebhookDelivery(
+            event=event,
+            target=target,
+            url=url,
+            next_attempt_at=event.created_at,
+            give_up_at=event.created_at + _retry_window(),
+            created_at=event.created_at,
+        )
+        for event in events
+        for target, url in _targets(
+            callback_url=None, webhook_url=urls.get((event.merchant_id, event.mode), "")
+        )
+    ]
+    deliveries = WebhookDelivery.objects.bulk_create(chains)
+    ids = [delivery.pk for delivery in deliveries]
+    if ids:
+        transaction.on_commit(lambda: webhook_deliveries_enqueue(delivery_ids=ids), robust=True)
+    return deliveries
 
 
 def webhook_deliveries_enqueue(*, delivery_ids: Iterable[int]) -> None:

@@ -263,8 +263,9 @@ def test_limit_and_older_than_choose_the_oldest_reserved_payouts(
 
 
 def _statements(queries: CaptureQueriesContext) -> list[str]:
-    """The statements of a batch but the events of payouts that end final (four each: a
-    savepoint, the event, the merchant's webhook settings, its release)."""
+    """The statements of a batch but the events of the payouts that end final (four for them
+    all: a savepoint, the events' insert, the webhook settings of their merchants, its release)
+    and the savepoints of the steps' transactions."""
     event_statements = ("webhooks_", "merchants_webhooksettings", "SAVEPOINT")
     return [
         query["sql"]
@@ -299,9 +300,10 @@ def test_statements_per_batch_do_not_grow_with_its_size(
         "INSERT INTO",
         'UPDATE "payouts_payout"',
     ]
-    # Four for each payout's event, and the savepoints the test's transaction makes of the
-    # claim's and the apply's transactions.
-    assert len(queries.captured_queries) - len(statements) == 4 * size + 4
+    # Four for the events of every payout that ended final, and the savepoints the test's
+    # transaction makes of the claim's and the apply's transactions.
+    assert len(queries.captured_queries) - len(statements) == 4 + 4
+    assert Event.objects.filter(payout__wallet=test_wallet).count() == size
     assert_wallet_balanced(test_wallet)
 
 
