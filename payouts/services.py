@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import secrets
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -1328,11 +1329,18 @@ def _dispatch_batch_claim(*, limit: int, older_than: timedelta | None) -> list[D
     return [DispatchClaim(payout=payout, attempt=payout.dispatch_attempts) for payout in payouts]
 
 
-def _dispatch_batch_send(claims: Sequence[DispatchClaim]) -> dict[int, TransferResult]:
+def _dispatch_batch_send(
+    claims: Sequence[DispatchClaim], *, send_by: float, clock: Callable[[], float]
+) -> dict[int, TransferResult]:
     """Sends the claimed payouts, provider by provider (its bulk call when it has one), outside
     any transaction; the answers by payout id. A provider whose call raises leaves its payouts
     unanswered: claimed, they wait for the claim to go stale and the ``dispatch_stuck`` sweeper,
-    which asks the provider by reference before sending anything again."""
+    which asks the provider by reference before sending anything again.
+
+    Nothing is started once ``clock`` reaches ``send_by`` (half the claim timeout after the
+    claim): those payouts answer ``NOT_SENT``, so their claims are released for the sweeper.
+    A slow provider thus never leaves a send in flight when the sweeper may retake its claim
+    as stale, and a payout is never sent by the batch and the sweeper both."""
     by_provider: dict[str, list[DispatchClaim]] = {}
     for claim in claims:
         by_provider.setdefault(claim.payout.provider_name, []).append(claim)
@@ -1340,7 +1348,10 @@ def _dispatch_batch_send(claims: Sequence[DispatchClaim]) -> dict[int, TransferR
     for provider_name, group in by_provider.items():
         try:
             answers = initiate_transfers(
-                provider_get(provider_name), [_transfer_request(claim.payout) for claim in group]
+                provider_get(provider_name),
+                [_transfer_request(claim.payout) for claim in group],
+                send_by=send_by,
+                clock=clock,
             )
         except Exception:
             logger.exception(
@@ -1386,7 +1397,10 @@ def _dispatch_batch_apply(
 
 
 def payouts_dispatch_batch(
-    *, limit: int | None = None, older_than: timedelta | None = None
+    *,
+    limit: int | None = None,
+    older_than: timedelta | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> DispatchBatchReport:
     """Dispatches up to ``limit`` (default ``PAYOUT_DISPATCH_BATCH_SIZE``) ``reserved`` payouts
     (only those created ``older_than`` ago or earlier, when given), oldest first, in three steps
@@ -1394,7 +1408,8 @@ def payouts_dispatch_batch(
 
     1. claim: one transaction moves them to ``processing`` (``_dispatch_batch_claim``);
     2. send: each provider gets its payouts, in one bulk call when it has one, outside any
-       transaction;
+       transaction, none started later than half the claim timeout after the claim (``clock``
+       tells the time; the rest answer ``NOT_SENT`` and are released for the sweeper);
     3. apply: one transaction applies every answer with the rules of the single dispatch
        (``payout_dispatch``), money moved once per wallet, the events recorded in one insert.
 
@@ -1408,11 +1423,13 @@ def payouts_dispatch_batch(
     if limit < 1:
         raise ValueError("limit: must be at least 1")
     report = DispatchBatchReport(limit=limit)
+    # Taken before the claim, so the deadline is at most half the timeout after it.
+    send_by = clock() + dispatch_claim_timeout().total_seconds() / 2
     claims = _dispatch_batch_claim(limit=limit, older_than=older_than)
     report.claimed = len(claims)
     if not claims:
         return report
-    results = _dispatch_batch_send(claims)
+    results = _dispatch_batch_send(claims, send_by=send_by, clock=clock)
     steps = _dispatch_batch_apply(
         attempts={claim.payout.pk: claim.attempt for claim in claims}, results=results
     )

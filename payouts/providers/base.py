@@ -7,7 +7,8 @@ network trouble: they classify it into a ``TransferOutcome`` and keep the raw ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -71,18 +72,41 @@ class BulkPayoutProvider(Protocol):
         ...
 
 
+SEND_DEADLINE_MESSAGE = "not sent: the batch's send deadline had passed"
+
+
 def initiate_transfers(
-    provider: PayoutProvider, requests: Sequence[TransferRequest]
+    provider: PayoutProvider,
+    requests: Sequence[TransferRequest],
+    *,
+    send_by: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[TransferResult]:
     """Sends every request to ``provider``: through its bulk call when it has one, else one
-    ``initiate_transfer`` each, in order. One answer per request, in the requests' order."""
+    ``initiate_transfer`` each, in order. One answer per request, in the requests' order.
+
+    With ``send_by`` (a ``clock`` reading), nothing is started once the clock has reached it:
+    a request not sent by then, and every one after it, answers ``NOT_SENT`` without reaching
+    the provider (a bulk call is started whole or not at all)."""
     if not requests:
         return []
+
+    def too_late() -> bool:
+        return send_by is not None and clock() >= send_by
+
+    not_sent = TransferResult(outcome=TransferOutcome.NOT_SENT, message=SEND_DEADLINE_MESSAGE)
     if isinstance(provider, BulkPayoutProvider):
+        if too_late():
+            return [not_sent] * len(requests)
         results = list(provider.initiate_transfers(requests))
         if len(results) != len(requests):
             raise ValueError(
                 f"{provider.name}: {len(results)} answer(s) to {len(requests)} transfer(s)"
             )
         return results
-    return [provider.initiate_transfer(request) for request in requests]
+    results: list[TransferResult] = []
+    for request in requests:
+        if too_late():
+            return results + [not_sent] * (len(requests) - len(results))
+        results.append(provider.initiate_transfer(request))
+    return results

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -23,6 +24,7 @@ from merchants.services import merchant_create
 from payouts import services
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.registry import provider_get
 from payouts.providers.sandbox import (
     ACCOUNT_ALWAYS_AMBIGUOUS,
     ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL,
@@ -458,3 +460,70 @@ def _assert_exact(wallet: Wallet) -> None:
         assert captured <= 1 and released <= 1 and not (captured and released)
         assert bool(captured) == (status == PayoutStatus.SUCCESSFUL)
         assert bool(released) == (status == PayoutStatus.FAILED)
+
+
+# --- The send deadline --------------------------------------------------------------------------
+
+
+@dataclass
+class _SlowOneByOneProvider:
+    """The sandbox sent to one transfer at a time, each call taking ``seconds`` of a fake clock."""
+
+    seconds: float
+    now: list[float] = field(default_factory=lambda: [0.0])
+    sent: list[str] = field(default_factory=list)
+    name: str = "sandbox"
+
+    def clock(self) -> float:
+        return self.now[0]
+
+    def initiate_transfer(self, request: TransferRequest) -> TransferResult:
+        self.sent.append(request.reference)
+        self.now[0] += self.seconds
+        return provider_get("sandbox").initiate_transfer(request)
+
+    def verify_transfer(self, *, reference: str) -> TransferResult:
+        return provider_get("sandbox").verify_transfer(reference=reference)
+
+
+def test_nothing_is_sent_after_half_the_claim_timeout_and_the_rest_go_to_the_sweeper(
+    funded_wallet: Wallet,
+    create_payout: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+) -> None:
+    settings.PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(seconds=100)
+    payouts = [create_payout().payout for _ in range(4)]
+    slow = _SlowOneByOneProvider(seconds=30)  # sends start at 0, 30, 60 (past 50), …
+    monkeypatch.setattr(services, "provider_get", lambda name: slow)
+
+    report = payouts_dispatch_batch(clock=slow.clock)
+
+    assert report.outcomes == {"successful": 2, "deferred": 2}
+    assert slow.sent == [payout.internal_reference for payout in payouts[:2]]
+    unsent = [Payout.objects.get(pk=payout.pk) for payout in payouts[2:]]
+    assert [(p.status, p.dispatch_claimed_at, p.verify_before_send) for p in unsent] == [
+        (PayoutStatus.PROCESSING, None, False),
+        (PayoutStatus.PROCESSING, None, False),
+    ]
+    monkeypatch.undo()
+    payouts_dispatch_stuck()
+    assert {Payout.objects.get(pk=payout.pk).status for payout in payouts} == {
+        PayoutStatus.SUCCESSFUL
+    }
+    sends = SandboxTransfer.objects.filter(reference__in=[p.internal_reference for p in payouts])
+    assert sorted(sends.values_list("initiate_count", flat=True)) == [1, 1, 1, 1]
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_a_bulk_call_is_not_started_once_the_deadline_has_passed(
+    funded_wallet: Wallet, create_payout: Callable[..., Any], settings: Any
+) -> None:
+    settings.PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(seconds=100)
+    payout = create_payout().payout
+    readings = iter([0.0, 50.0])  # the deadline set at 0 + 50; the send checks at 50
+
+    report = payouts_dispatch_batch(clock=lambda: next(readings))
+
+    assert report.outcomes == {"deferred": 1}
+    assert not SandboxTransfer.objects.filter(reference=payout.internal_reference).exists()
