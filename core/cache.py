@@ -1,5 +1,5 @@
-"""The Redis cache backend (``CACHE_URL=redis://…``) with one client per process, and the
-counter the rate limits use.
+"""The Redis cache backend (``CACHE_URL=redis://…``) with one client per process, the counter
+the rate limits use, and the shared window the dispatch wake opens.
 
 Django's Redis client builds a new ``redis.Redis`` object for every cache call; this one keeps
 one per server (the connection pool was already shared), which takes a visible share off every
@@ -44,6 +44,15 @@ class PooledRedisCache(RedisCache):
         pipeline.get(previous_key)
         current, _expire_set, previous = pipeline.execute()
         return int(current), int(previous or 0)
+
+
+def redis_window_open(cache: PooledRedisCache, key: str, *, milliseconds: int) -> bool:
+    """Opens the window ``key`` for ``milliseconds`` unless it is open already: True for the
+    one caller, across every process and host on this Redis, that opened it (one ``SET NX
+    PX``, timed by the Redis server's clock)."""
+    key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(key, write=True)
+    return bool(client.set(key, 1, nx=True, px=max(1, milliseconds)))
 
 
 def cache_window_hit(

@@ -14,8 +14,10 @@ from collections.abc import Callable
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import caches
 from django.db import OperationalError
 
+from core.cache import PooledRedisCache, redis_window_open
 from payouts import services
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import FINAL_STATUSES, Payout
@@ -103,51 +105,65 @@ def payouts_dispatch_batch_task(self) -> str:
 
 def dispatch_wake_interval() -> float:
     """``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``, in seconds."""
-    return max(0.0, float(getattr(settings, "PAYOUT_DISPATCH_WAKE_INTERVAL_MS", 50)) / 1000)
+    return max(0.0, float(getattr(settings, "PAYOUT_DISPATCH_WAKE_INTERVAL_MS", 100)) / 1000)
+
+
+WAKE_WINDOW_KEY = "payouts:dispatch-wake"
+# A run starts this long after its window closes, so a commit the window's holder could not
+# see (made just before the window closed, by another host's clock) is still before it.
+WAKE_START_MARGIN_SECONDS = 0.02
 
 
 class DispatchWake:
-    """Publishes ``payouts_dispatch_batch_task`` when payouts commit, at most twice per interval
-    (``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``) per process, and never leaves a commit without a
-    batch run that starts after it:
+    """Publishes ``payouts_dispatch_batch_task`` when payouts commit: at most one run per
+    interval (``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``), timed for the interval's end, and never a
+    commit without a run that starts after it.
 
-    * the first commit after an interval ended publishes at once and opens a new interval;
-    * the next commit inside that interval publishes a trailing run with a ``countdown`` that
-      reaches the interval's end;
-    * later commits inside it publish nothing: the trailing run starts after them.
+    * The first commit after an interval ended opens a new one and publishes a run with a
+      ``countdown`` reaching just past its end;
+    * every other commit inside the interval publishes nothing: that run starts after it and
+      takes its payout with the rest, in one batch.
 
-    Thread-safe (the decision is taken under a lock, the publish made outside it). A publish
-    that fails (the broker is down) is logged and the commit's request still answers; beat's
-    ``payouts-dispatch-batch`` runs the batch later, so an outage delays dispatch but never
-    loses one.
+    The interval is one for every web process and host when the cache is Redis
+    (``CACHE_URL=redis://…``: one ``SET NX PX``, ``core.cache.redis_window_open``), so however
+    many processes accept payouts, a burst costs one publish and the worker one batch per
+    interval. On any other cache (the embedded default's local memory) each process keeps its
+    own interval on ``clock``. Thread-safe. A publish that fails (the broker is down) is logged
+    and the commit's request still answers; beat's ``payouts-dispatch-batch`` runs the batch
+    later, so an outage delays dispatch but never loses one. An interval of 0 publishes every
+    commit at once.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self._lock = threading.Lock()
         self._interval_end = -math.inf
-        self._trailing = False
 
     def reset(self) -> None:
         with self._lock:
             self._interval_end = -math.inf
-            self._trailing = False
+
+    def _interval_opened(self, interval: float) -> bool:
+        backend = caches["default"]
+        if isinstance(backend, PooledRedisCache):
+            return redis_window_open(
+                backend, WAKE_WINDOW_KEY, milliseconds=math.ceil(interval * 1000)
+            )
+        with self._lock:
+            now = self.clock()
+            if now < self._interval_end:
+                return False
+            self._interval_end = now + interval
+            return True
 
     def __call__(self) -> bool:
         """True when it published (or tried to, and the broker took it)."""
         interval = dispatch_wake_interval()
-        with self._lock:
-            now = self.clock()
-            if now >= self._interval_end:
-                self._interval_end = now + interval
-                self._trailing = False
-                countdown: float | None = None
-            elif not self._trailing:
-                self._trailing = True
-                countdown = self._interval_end - now
-            else:
-                return False
-        return _dispatch_batch_publish(countdown=countdown)
+        if interval <= 0:
+            return _dispatch_batch_publish(countdown=None)
+        if not self._interval_opened(interval):
+            return False
+        return _dispatch_batch_publish(countdown=interval + WAKE_START_MARGIN_SECONDS)
 
 
 def _dispatch_batch_publish(*, countdown: float | None) -> bool:

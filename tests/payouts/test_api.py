@@ -152,7 +152,10 @@ def test_create_wakes_the_batch_dispatcher_on_commit(
     assert callbacks == [payout_tasks.payout_dispatch_wake]
     assert published == []  # nothing before the commit
     callbacks[0]()
-    assert len(published) == 1 and "countdown" not in published[0]
+    assert len(published) == 1
+    assert published[0]["countdown"] == pytest.approx(
+        payout_tasks.dispatch_wake_interval() + payout_tasks.WAKE_START_MARGIN_SECONDS
+    )
 
 
 def test_create_answers_202_when_the_broker_is_down(

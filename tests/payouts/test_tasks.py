@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import redis
 
 from payouts import services, tasks
 from payouts.services import DispatchBatchReport
@@ -58,7 +62,10 @@ def wake(clock: FakeClock, settings: Any) -> DispatchWake:
     return DispatchWake(clock=clock)
 
 
-def test_many_commits_in_one_interval_publish_at_most_twice_and_the_last_is_followed(
+RUN_DELAY = 0.05 + tasks.WAKE_START_MARGIN_SECONDS  # the interval, and the margin past its end
+
+
+def test_many_commits_in_one_interval_publish_one_run_that_starts_after_the_last(
     wake: DispatchWake, clock: FakeClock, publishes: Publishes
 ) -> None:
     commits = []
@@ -67,22 +74,19 @@ def test_many_commits_in_one_interval_publish_at_most_twice_and_the_last_is_foll
         commits.append(clock.now)
         clock.now += 0.001  # 40 commits within 40 ms
 
-    assert len(publishes.made) == 2
-    assert publishes.made[0] == (1000.0, None)  # the first at once
-    at, countdown = publishes.made[1]
-    assert countdown is not None and at + countdown == pytest.approx(1000.05)
-    assert max(publishes.starts()) >= commits[-1]
+    assert publishes.made == [(1000.0, pytest.approx(RUN_DELAY))]
+    assert publishes.starts()[0] > commits[-1]
 
 
-def test_a_commit_after_the_interval_publishes_at_once(
+def test_a_commit_after_the_interval_opens_the_next(
     wake: DispatchWake, clock: FakeClock, publishes: Publishes
 ) -> None:
     wake()
     clock.now += 0.01
-    wake()  # trailing
+    wake()  # inside the interval: the run already published takes it
     clock.now += 0.05
     wake()
-    assert [countdown for _at, countdown in publishes.made] == [None, pytest.approx(0.04), None]
+    assert [at for at, _countdown in publishes.made] == [1000.0, pytest.approx(1000.06)]
 
 
 def test_every_commit_is_followed_by_a_run_that_starts_after_it(
@@ -92,12 +96,14 @@ def test_every_commit_is_followed_by_a_run_that_starts_after_it(
     for at in steps:
         clock.now = 1000.0 + at
         wake()
-        assert any(start >= clock.now for start in publishes.starts())
-    # Intervals opened at 0, 0.05, 0.2 and 0.26 s, each with its trailing run.
-    assert [countdown is None for _at, countdown in publishes.made] == [True, False] * 4
+        assert any(start > clock.now for start in publishes.starts())
+    # Intervals opened at 0, 0.05, 0.2 and 0.26 s.
+    assert [at - 1000.0 for at, _countdown in publishes.made] == pytest.approx(
+        [0.0, 0.05, 0.2, 0.26]
+    )
 
 
-def test_an_interval_of_zero_publishes_every_commit(
+def test_an_interval_of_zero_publishes_every_commit_at_once(
     wake: DispatchWake, publishes: Publishes, settings: Any
 ) -> None:
     settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS = 0
@@ -106,9 +112,7 @@ def test_an_interval_of_zero_publishes_every_commit(
     assert publishes.made == [(1000.0, None)] * 3
 
 
-def test_threads_committing_together_publish_at_most_twice(
-    wake: DispatchWake, publishes: Publishes
-) -> None:
+def test_threads_committing_together_publish_once(wake: DispatchWake, publishes: Publishes) -> None:
     barrier = threading.Barrier(16)
 
     def commit() -> None:
@@ -121,7 +125,36 @@ def test_threads_committing_together_publish_at_most_twice(
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    assert len(publishes.made) == 2
+    assert len(publishes.made) == 1
+
+
+def test_processes_sharing_a_redis_cache_share_one_interval(
+    publishes: Publishes, settings: Any
+) -> None:
+    """Two web processes (two wakes) on one Redis: one run per interval between them."""
+    redis_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    try:
+        redis.Redis.from_url(redis_url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"Redis at {redis_url} is unreachable ({error})")
+        pytest.skip(f"Redis at {redis_url} is unreachable")
+    settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS = 300
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": f"wake{uuid.uuid4().hex[:8]}",
+        }
+    }
+    first, second = DispatchWake(), DispatchWake()
+
+    published = [first(), second(), first(), second()]
+    time.sleep(0.35)
+    published.append(second())
+
+    assert published == [True, False, False, False, True]
+    assert [countdown for _at, countdown in publishes.made] == [pytest.approx(0.32)] * 2
 
 
 def test_a_broker_outage_is_logged_and_never_raises(
