@@ -1,0 +1,98 @@
+"""``rows_update``: many rows' columns written in one statement, cheaply built.
+
+``QuerySet.bulk_update`` writes every field as ``CASE WHEN id = 1 THEN … WHEN id = 2 THEN …``:
+one Django expression per field and row, each resolved and compiled in Python, which costs more
+than the database's own work for a few dozen rows. ``rows_update`` sends the new values as a
+``VALUES`` list joined on the primary key instead, the values prepared by each field
+(``get_db_prep_save``: money as kobo, JSON as text, instants in UTC) exactly as a save would:
+
+* PostgreSQL: ``UPDATE t SET c = CAST(v.c AS <type>) FROM (VALUES …) AS v (pk, c, …)
+  WHERE t.pk = v.pk`` (the casts give each column its type whatever the first row holds);
+* SQLite (3.33 and newer): the same, naming the ``VALUES`` columns ``column1``, ``column2``, …
+
+Like ``bulk_update``, it sends no signal and calls no ``save()``: fields with ``auto_now`` are
+written only when listed and set by the caller. Database triggers fire as for any ``UPDATE``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connections, router
+from django.db.models import Model
+
+ROWS_PER_STATEMENT = 500
+
+
+def rows_update(objs: Sequence[Model], fields: Sequence[str], *, using: str | None = None) -> int:
+    """Writes ``fields`` of every object in ``objs`` (all of one model, all saved) to its row,
+    in one statement per ``ROWS_PER_STATEMENT`` objects; returns how many rows were updated."""
+    if not objs:
+        return 0
+    if not fields:
+        raise ValueError("rows_update: name at least one field")
+    model = type(objs[0])
+    meta = model._meta
+    alias = using or router.db_for_write(model)
+    connection = connections[alias]
+    concrete = [meta.get_field(name) for name in fields]
+    for field in concrete:
+        if not field.concrete or field.primary_key or field.many_to_many:
+            raise ValueError(f"rows_update: {field.name} is not a concrete, non-key column")
+    pk = meta.pk
+    updated = 0
+    for start in range(0, len(objs), ROWS_PER_STATEMENT):
+        chunk = objs[start : start + ROWS_PER_STATEMENT]
+        params: list[Any] = []
+        for obj in chunk:
+            if type(obj) is not model or obj.pk is None:
+                raise ValueError("rows_update: every object must be a saved row of one model")
+            params.append(pk.get_db_prep_value(obj.pk, connection))
+            params.extend(
+                field.get_db_prep_save(getattr(obj, field.attname), connection)
+                for field in concrete
+            )
+        sql = _update_sql(connection, meta.db_table, pk.column, concrete, rows=len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            updated += cursor.rowcount
+    return updated
+
+
+def _cast_type(field: Any, connection: Any) -> str:
+    """The type a ``VALUES`` column is cast to: the column's own, but ``text`` for a bounded
+    string (a cast to ``varchar(n)`` would cut a longer value silently; the assignment to the
+    column refuses it, as any ``UPDATE`` would)."""
+    cast = field.cast_db_type(connection)
+    return "text" if re.fullmatch(r"(varchar|character varying)\(\d+\)", cast) else cast
+
+
+def _update_sql(
+    connection: Any, table: str, pk_column: str, fields: list[Any], *, rows: int
+) -> str:
+    quote = connection.ops.quote_name
+    row = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
+    values = ", ".join([row] * rows)
+    if connection.vendor == "postgresql":
+        names = [quote(pk_column), *(quote(field.column) for field in fields)]
+        assignments = ", ".join(
+            f"{quote(field.column)} = "
+            f"CAST(v.{quote(field.column)} AS {_cast_type(field, connection)})"
+            for field in fields
+        )
+        return (
+            f"UPDATE {quote(table)} AS t SET {assignments} "  # noqa: S608 (names, not values)
+            f"FROM (VALUES {values}) AS v ({', '.join(names)}) "
+            f"WHERE t.{quote(pk_column)} = CAST(v.{quote(pk_column)} AS bigint)"
+        )
+    if connection.vendor == "sqlite":
+        assignments = ", ".join(
+            f"{quote(field.column)} = v.column{index}" for index, field in enumerate(fields, 2)
+        )
+        return (
+            f"UPDATE {quote(table)} SET {assignments} "  # noqa: S608 (names, not values)
+            f"FROM (VALUES {values}) AS v WHERE {quote(table)}.{quote(pk_column)} = v.column1"
+        )
+    raise NotImplementedError(f"rows_update: no statement for {connection.vendor}")
