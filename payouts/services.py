@@ -29,6 +29,7 @@ from django.utils import timezone
 from audit.services import audit_record
 from beneficiaries.selectors import BENEFICIARY_NOT_FOUND_MESSAGE, beneficiary_payout_accounts
 from core.dates import local_isoformat, local_text
+from core.db import rows_update
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from core.money import CURRENCY_NGN, format_amount, format_amount_display
 from payouts import tasks
@@ -1324,8 +1325,7 @@ def _dispatch_batch_claim(*, limit: int, older_than: timedelta | None) -> list[D
         payout.dispatch_attempts += 1
         payout.dispatch_claimed_at = now
         payout.updated_at = now
-    if payouts:
-        Payout.objects.bulk_update(payouts, CLAIM_FIELDS)
+    rows_update(payouts, CLAIM_FIELDS)
     return [DispatchClaim(payout=payout, attempt=payout.dispatch_attempts) for payout in payouts]
 
 
@@ -1391,8 +1391,7 @@ def _dispatch_batch_apply(
         payout.updated_at = now
         steps.append((step, payout))
     batch.apply()
-    if payouts:
-        Payout.objects.bulk_update(payouts, SETTLEMENT_FIELDS)
+    rows_update(payouts, SETTLEMENT_FIELDS)
     return steps
 
 

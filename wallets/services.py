@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from core.db import rows_update
 from core.exceptions import ApplicationError, NotFoundError
 from core.money import CURRENCY_NGN, MAX_AMOUNT, MAX_WALLET_BALANCE, TWO_PLACES
 from merchants.models import Mode
@@ -558,51 +559,66 @@ def _settlement_entry_build(
     )
 
 
+# What a settlement changes on a wallet (the alert flag written whether or not it flipped).
+SETTLED_WALLET_FIELDS = (
+    "available_balance",
+    "reserved_balance",
+    "low_balance_alerted",
+    "updated_at",
+)
+
+
 def wallet_settle_each(
     *, wallet_id: int, settlements: Sequence[WalletSettlement]
 ) -> list[LedgerEntry]:
-    """``wallet_capture`` and ``wallet_release`` for many payouts of one wallet at once (a
-    dispatch batch), in order, under one ``wallet_lock``.
-
-    Each settlement is checked against the reserved balance the ones before it left
-    (``InsufficientReservedBalanceError`` otherwise, and nothing is written) and gets its own
-    ``payout_debit`` or ``payout_reversal`` entry whose balance-after snapshots are the running
-    balances. Two statements after the lock whatever the count: the wallet's balances, then the
-    entries. The low-balance alert follows the rules of every ledger write and is sent at most
-    once, as ``wallet_reserve_each`` sends it. Must run inside the caller's
-    ``transaction.atomic()`` (with the payouts it settles); every check is made before the first
-    write, so a refusal leaves that transaction usable.
-    """
-    if not _in_atomic_block():
-        raise RuntimeError("wallet_settle_each must be called inside transaction.atomic()")
-    if not settlements:
-        return []
-    wallet = wallet_lock(wallet_id=wallet_id)
-    alerted_before = wallet.low_balance_alerted
-    entries: list[LedgerEntry] = []
-    crossing: LedgerEntry | None = None
-    for settlement in settlements:
-        entry, crossed_below = _settlement_entry_build(wallet, settlement)
-        entries.append(entry)
-        if crossed_below:
-            crossing = entry
-    _wallet_balances_save(wallet, alerted_before=alerted_before)
-    LedgerEntry.objects.bulk_create(entries)
-    if crossing is not None and wallet.low_balance_alerted:
-        _balance_low_send(wallet, crossing)
-    return entries
+    """``wallet_capture`` and ``wallet_release`` for many payouts of one wallet at once, in
+    order: ``wallets_settle`` for one wallet."""
+    if any(settlement.wallet_id != wallet_id for settlement in settlements):
+        raise ValueError(f"wallet_settle_each: a settlement is not of wallet {wallet_id}")
+    return wallets_settle(settlements=settlements)
 
 
 def wallets_settle(*, settlements: Sequence[WalletSettlement]) -> list[LedgerEntry]:
-    """``wallet_settle_each`` for settlements of any wallets, inside the caller's transaction:
-    grouped by wallet, each group in the order given, the wallets locked in ascending id (the
-    fixed order of every multi-row lock). The entries, wallet by wallet."""
+    """``wallet_capture`` and ``wallet_release`` for many payouts of any wallets at once (a
+    dispatch batch), inside the caller's transaction, in three statements whatever their
+    number: the wallets locked together in ascending id (the fixed order of every multi-row
+    lock), their balances written together (``core.db.rows_update``), every entry inserted
+    together. The entries, wallet by wallet.
+
+    Each wallet's settlements apply in the order given, each checked against the reserved
+    balance the ones before it left (``InsufficientReservedBalanceError`` otherwise, and
+    nothing is written), each with its own ``payout_debit`` or ``payout_reversal`` entry whose
+    balance-after snapshots are the running balances. The low-balance alert follows the rules
+    of every ledger write and is sent at most once per wallet. Every check is made before the
+    first write, so a refusal leaves the caller's transaction usable.
+    """
+    if not _in_atomic_block():
+        raise RuntimeError("wallets_settle must be called inside transaction.atomic()")
     by_wallet: dict[int, list[WalletSettlement]] = {}
     for settlement in settlements:
         by_wallet.setdefault(settlement.wallet_id, []).append(settlement)
+    if not by_wallet:
+        return []
+    wallets = list(Wallet.objects.select_for_update().filter(pk__in=by_wallet).order_by("pk"))
+    if len(wallets) != len(by_wallet):
+        raise NotFoundError(WALLET_NOT_FOUND_MESSAGE)
+    now = timezone.now()
     entries: list[LedgerEntry] = []
-    for wallet_id in sorted(by_wallet):
-        entries.extend(wallet_settle_each(wallet_id=wallet_id, settlements=by_wallet[wallet_id]))
+    alerts: list[tuple[Wallet, LedgerEntry]] = []
+    for wallet in wallets:
+        crossing: LedgerEntry | None = None
+        for settlement in by_wallet[wallet.pk]:
+            entry, crossed_below = _settlement_entry_build(wallet, settlement)
+            entries.append(entry)
+            if crossed_below:
+                crossing = entry
+        wallet.updated_at = now
+        if crossing is not None and wallet.low_balance_alerted:
+            alerts.append((wallet, crossing))
+    rows_update(wallets, SETTLED_WALLET_FIELDS)
+    LedgerEntry.objects.bulk_create(entries)
+    for wallet, crossing in alerts:
+        _balance_low_send(wallet, crossing)
     return entries
 
 
