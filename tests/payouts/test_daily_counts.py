@@ -12,6 +12,7 @@ statement triggers appending changes, SQLite's row triggers writing the counts).
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from io import StringIO
@@ -376,7 +377,7 @@ def test_whole_lagos_days_are_summed_without_counting_payouts(test_wallet: Walle
 
     assert total == 2
     assert len(queries) == 1
-    assert '"payouts_payout"' not in queries[0]["sql"]
+    assert re.search(r'\b"?payouts_payout"?\b', queries[0]["sql"]) is None  # no payout counted
 
 
 def test_a_window_edge_inside_a_day_counts_only_that_part(test_wallet: Wallet) -> None:
