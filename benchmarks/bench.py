@@ -728,38 +728,26 @@ GATE_SQL: dict[str, str] = {
 def gate(cfg: Config, results: dict[str, Any]) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = []
     env = {**cfg.service_env("config.settings.production"), "LOG_LEVEL": "WARNING"}
-    reconcile = subprocess.run(
-        [PYTHON, "manage.py", "reconcile_wallets", "--no-progress"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    checks.append(
-        {
-            "check": "reconcile_wallets passes",
-            "ok": reconcile.returncode == 0,
-            "detail": (reconcile.stdout + reconcile.stderr).strip().splitlines()[-1:],
-        }
-    )
-    counts = subprocess.run(
-        [PYTHON, "manage.py", "payout_counts", "--no-progress"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    checks.append(
-        {
-            "check": "payout_counts passes (the list's per-day counts equal a recount)",
-            "ok": counts.returncode == 0,
-            "detail": (counts.stdout + counts.stderr).strip().splitlines()[-1:],
-        }
-    )
+    for command, check in (
+        ("reconcile_wallets", "reconcile_wallets passes"),
+        ("payout_counts", "payout_counts passes (the list's per-day counts equal a recount)"),
+    ):
+        finished = subprocess.run(
+            [PYTHON, "manage.py", command, "--no-progress"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        checks.append(
+            {
+                "check": check,
+                "ok": finished.returncode == 0,
+                "detail": (finished.stdout + finished.stderr).strip().splitlines()[-1:],
+            }
+        )
     with connect(cfg) as conn:
         for name, sql in GATE_SQL.items():
             bad = conn.execute(sql).fetchone()[0]

@@ -225,6 +225,25 @@ class _TotalStatement:
             return int(cursor.fetchone()[0])
 
 
+def _window_edge(
+    at: datetime, *, opens: bool
+) -> tuple[tuple[str, date], tuple[datetime, datetime, str] | None]:
+    """How a window edge at ``at`` (``opens``: the window's start, else its end) meets its day:
+    the comparison that keeps that day's count in the sum of whole days or leaves it out, and
+    the payouts to count to make up for it (``None`` on a day boundary): the day is left out
+    and its part inside the window added (``+``), or kept and its part outside taken off
+    (``-``), whichever part is the shorter."""
+    day = count_day(at)
+    day_start, next_day_start = count_day_start(day), count_day_start(day + _ONE_DAY)
+    if at == day_start:
+        return (">=" if opens else "<", day), None
+    before, after = (day_start, at), (at, next_day_start)
+    inside, outside = (after, before) if opens else (before, after)
+    if inside[1] - inside[0] < outside[1] - outside[0]:
+        return (">" if opens else "<", day), (*inside, "+")
+    return (">=" if opens else "<=", day), (*outside, "-")
+
+
 def payout_list_total(*, wallet_id: int | None, filters: PayoutListFilters | None = None) -> int:
     """Exactly how many payouts ``payout_list`` holds for the wallet and ``filters``, read from
     the per-day counts rather than by counting the payouts, in one statement (one snapshot).
@@ -251,28 +270,12 @@ def payout_list_total(*, wallet_id: int | None, filters: PayoutListFilters | Non
     total = _TotalStatement(wallet_id=wallet_id, status=filters.status)
     days: list[tuple[str, date]] = []
     corrections: list[tuple[datetime, datetime, str]] = []
-    if start is not None:
-        day = count_day(start)
-        day_start, next_day_start = count_day_start(day), count_day_start(day + _ONE_DAY)
-        if start == day_start:
-            days.append((">=", day))
-        elif start - day_start <= next_day_start - start:
-            days.append((">=", day))
-            corrections.append((day_start, start, "-"))
-        else:
-            days.append((">", day))
-            corrections.append((start, next_day_start, "+"))
-    if stop is not None:
-        day = count_day(stop)
-        day_start, next_day_start = count_day_start(day), count_day_start(day + _ONE_DAY)
-        if stop == day_start:
-            days.append(("<", day))
-        elif next_day_start - stop <= stop - day_start:
-            days.append(("<=", day))
-            corrections.append((stop, next_day_start, "-"))
-        else:
-            days.append(("<", day))
-            corrections.append((day_start, stop, "+"))
+    for edge, opens in ((start, True), (stop, False)):
+        if edge is not None:
+            day_bound, correction = _window_edge(edge, opens=opens)
+            days.append(day_bound)
+            if correction is not None:
+                corrections.append(correction)
     total.add_days(days)
     for lower, upper, sign in corrections:
         total.count_created(lower, upper, sign=sign)
