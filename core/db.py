@@ -1,4 +1,8 @@
-"""``rows_update``: many rows' columns written in one statement, cheaply built.
+"""Hand-built statements for hot paths, where compiling the ORM's costs more than the database's
+own work: ``rows_update`` writes many rows in one statement, ``ModelRow`` reads a model's
+columns out of a hand-written ``SELECT``.
+
+``rows_update``: many rows' columns written in one statement, cheaply built.
 
 ``QuerySet.bulk_update`` writes every field as ``CASE WHEN id = 1 THEN … WHEN id = 2 THEN …``:
 one Django expression per field and row, each resolved and compiled in Python, which costs more
@@ -17,11 +21,11 @@ written only when listed and set by the caller. Database triggers fire as for an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Field, Model
 
 ROWS_PER_STATEMENT = 500
 
@@ -96,3 +100,52 @@ def _update_sql(
             f"FROM (VALUES {values}) AS v WHERE {quote(table)}.{quote(pk_column)} = v.column1"
         )
     raise NotImplementedError(f"rows_update: no statement for {connection.vendor}")
+
+
+class ModelRow:
+    """A model's concrete columns under a table alias in a hand-written ``SELECT``, and the
+    instance of a row's slice of them made as a queryset makes it: each value through the
+    backend's converters and the field's own (``from_db_value``: money as ``Decimal``, SQLite's
+    instants as aware datetimes), then ``Model.from_db``.
+
+    ``columns`` gives the select list; ``instance`` takes the values in that order (``None``
+    when they are all NULL: the row of an outer join that found nothing).
+    """
+
+    def __init__(self, model: type[Model], alias: str) -> None:
+        self.model = model
+        self.alias = alias
+        self.fields: tuple[Field, ...] = tuple(model._meta.concrete_fields)
+        self.attnames = [field.attname for field in self.fields]
+        self._converters: dict[str, list[tuple[Any, list[Callable[..., Any]]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def columns(self, connection: Any) -> str:
+        quote = connection.ops.quote_name
+        return ", ".join(f"{self.alias}.{quote(field.column)}" for field in self.fields)
+
+    def _field_converters(self, connection: Any) -> list[tuple[Any, list[Callable[..., Any]]]]:
+        """Each column's expression and converters; the same for every connection of one alias
+        (they depend on its settings only)."""
+        converters = self._converters.get(connection.alias)
+        if converters is None:
+            converters = []
+            for field in self.fields:
+                column = field.get_col(self.alias)
+                functions = connection.ops.get_db_converters(column)
+                converters.append((column, functions + column.get_db_converters(connection)))
+            self._converters[connection.alias] = converters
+        return converters
+
+    def instance(self, values: Sequence[Any], connection: Any) -> Model | None:
+        if len(values) != len(self.fields):
+            raise ValueError(f"ModelRow: {len(values)} values for {len(self.fields)} columns")
+        if all(value is None for value in values):
+            return None
+        converted = list(values)
+        for index, (column, converters) in enumerate(self._field_converters(connection)):
+            for converter in converters:
+                converted[index] = converter(converted[index], column, connection)
+        return self.model.from_db(connection.alias, self.attnames, converted)

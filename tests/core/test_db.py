@@ -1,5 +1,6 @@
-"""``rows_update`` writes what ``bulk_update`` writes, for every kind of column a payout has
-(money, text, JSON, instants and their absence, booleans, counters), on either backend."""
+"""``rows_update`` writes what ``bulk_update`` writes, and ``ModelRow`` reads what a queryset
+reads, for every kind of column a payout has (money, text, JSON, instants and their absence,
+booleans, counters), on either backend."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.db import rows_update
+from core.db import ModelRow, rows_update
 from merchants.models import Mode
 from merchants.services import MerchantCreated
 from payouts.models import Payout, PayoutStatus
@@ -139,3 +140,56 @@ def test_rows_update_refuses_the_primary_key_and_unsaved_rows(test_wallet: Walle
     with pytest.raises(ValueError, match="saved row"):
         rows_update([saved, Payout()], ["status"])
     assert rows_update([], ["status"]) == 0
+
+
+PAYOUT_ROW = ModelRow(Payout, "p")
+
+
+def _read_by_hand(payout_ids: list[int]) -> list[Payout | None]:
+    table = connection.ops.quote_name(Payout._meta.db_table)
+    placeholders = ", ".join(["%s"] * len(payout_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {PAYOUT_ROW.columns(connection)} FROM {table} p "  # noqa: S608
+            f"WHERE p.id IN ({placeholders}) ORDER BY p.id",
+            payout_ids,
+        )
+        return [PAYOUT_ROW.instance(row, connection) for row in cursor.fetchall()]
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(new_values=st.lists(changes, min_size=1, max_size=4))
+def test_model_row_reads_what_a_queryset_reads(
+    test_wallet: Wallet, new_values: list[dict[str, Any]]
+) -> None:
+    with transaction.atomic():
+        payouts = [PayoutFactory(wallet=test_wallet) for _ in new_values]
+        for payout, values in zip(payouts, new_values, strict=True):
+            values = {**values, "total_debit_amount": values["amount"] + values["fee_amount"]}
+            Payout.objects.filter(pk=payout.pk).update(**values)
+        ids = sorted(payout.pk for payout in payouts)
+
+        by_hand = _read_by_hand(ids)
+        by_queryset = list(Payout.objects.filter(pk__in=ids).order_by("pk"))
+
+        assert len(by_hand) == len(by_queryset)
+        for mine, theirs in zip(by_hand, by_queryset, strict=True):
+            assert isinstance(mine, Payout)
+            assert not mine._state.adding and mine._state.db == theirs._state.db
+            for field in Payout._meta.concrete_fields:
+                ours, expected = getattr(mine, field.attname), getattr(theirs, field.attname)
+                assert ours == expected, field.name
+                assert type(ours) is type(expected), field.name
+        transaction.set_rollback(True)
+
+
+def test_model_row_reads_an_all_null_slice_as_none_and_refuses_a_wrong_width() -> None:
+    assert PAYOUT_ROW.instance([None] * len(PAYOUT_ROW), connection) is None
+    with pytest.raises(ValueError, match="values for"):
+        PAYOUT_ROW.instance([1], connection)
