@@ -121,8 +121,10 @@ def _payout_filters_apply(
 
 def payout_list(
     *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
-) -> QuerySet[Payout]:
-    """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400).
+) -> QuerySet[Any]:
+    """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400),
+    as rows of the resource's columns (``PAYOUT_RESOURCE_FIELDS``): named tuples whose
+    attributes are the fields', read without building a model instance per payout.
 
     Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
     and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order. How many there
@@ -131,8 +133,8 @@ def payout_list(
     filters = filters or PayoutListFilters()
     payout_currency_validate(currency=filters.currency)
     queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
-    queryset = _payout_filters_apply(queryset, filters).only(*PAYOUT_RESOURCE_FIELDS)
-    return queryset.order_by("-created_at", "-id")
+    queryset = _payout_filters_apply(queryset, filters).order_by("-created_at", "-id")
+    return queryset.values_list(*PAYOUT_RESOURCE_FIELDS, named=True)
 
 
 # The payout counts' day (``PayoutDailyCount.day``): the calendar day at UTC+01:00, Lagos time,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
-from django.db.models.query import ModelIterable
+from django.db.models.query import ModelIterable, NamedValuesListIterable
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -57,8 +57,9 @@ def paginate(
     """Counts exactly and slices one page; ``total`` may be passed when known cheaply.
 
     From ``deferred_join_min_offset`` (default ``DEFERRED_JOIN_MIN_OFFSET``) on, a queryset of
-    model instances is paged with a deferred join: the page's primary keys first, then the rows
-    with those keys (see ``_page_by_deferred_join``). A page past the end is empty, unqueried.
+    model instances, or of named rows that hold the primary key, is paged with a deferred join:
+    the page's primary keys first, then the rows with those keys (see
+    ``_page_by_deferred_join``). A page past the end is empty, unqueried.
     """
     if total is None:
         total = queryset.count()
@@ -67,14 +68,25 @@ def paginate(
     offset = (page - 1) * limit
     if offset >= total:
         items: list[Any] = []
-    elif offset < deferred_join_min_offset or queryset._iterable_class is not ModelIterable:
+    elif offset < deferred_join_min_offset or (key := _row_key(queryset)) is None:
         items = list(queryset[offset : offset + limit])
     else:
-        items = _page_by_deferred_join(queryset, offset=offset, limit=limit)
+        items = _page_by_deferred_join(queryset, offset=offset, limit=limit, key=key)
     return Page(items=items, page=page, limit=limit, total=total)
 
 
-def _page_by_deferred_join(queryset: QuerySet, *, offset: int, limit: int) -> list[Any]:
+def _row_key(queryset: QuerySet) -> str | None:
+    """The attribute that holds a row's primary key (model instances, or named rows that
+    include it); None for rows without one."""
+    pk_name = queryset.model._meta.pk.attname
+    if queryset._iterable_class is ModelIterable:
+        return "pk"
+    if queryset._iterable_class is NamedValuesListIterable and pk_name in queryset._fields:
+        return pk_name
+    return None
+
+
+def _page_by_deferred_join(queryset: QuerySet, *, offset: int, limit: int, key: str) -> list[Any]:
     """One page as two queries: the page's primary keys at the offset, then those rows.
 
     ``OFFSET n`` makes the database produce and throw away n rows. Asking only for primary keys
@@ -82,14 +94,14 @@ def _page_by_deferred_join(queryset: QuerySet, *, offset: int, limit: int) -> li
     of reading n full rows from the table; only the page's own rows are then read, by key. The
     second query is the original queryset narrowed to those keys, so its select_related,
     prefetch_related, only/defer and annotations still apply; the rows come back in the order
-    of the keys.
+    of the keys (each row's ``key`` attribute).
     """
     page_pks = list(queryset.values_list("pk", flat=True)[offset : offset + limit])
     if not page_pks:
         return []
     position = {pk: index for index, pk in enumerate(page_pks)}
     rows = list(queryset.filter(pk__in=page_pks))
-    rows.sort(key=lambda row: position[row.pk])
+    rows.sort(key=lambda row: position[getattr(row, key)])
     return rows
 
 

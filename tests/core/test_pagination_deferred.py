@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -53,8 +54,16 @@ def listed(merchant_account: MerchantCreated, **filters: object):
     )
 
 
-def pks(items: list[Payout]) -> list[int]:
-    return [item.pk for item in items]
+def listed_instances(merchant_account: MerchantCreated):
+    """The same payouts as the list, as model instances."""
+    return Payout.objects.filter(
+        wallet__merchant=merchant_account.merchant, wallet__mode=Mode.TEST
+    ).order_by("-created_at", "-id")
+
+
+def pks(items: list[Any]) -> list[int]:
+    """The ids of model instances or of the list's named rows."""
+    return [item.id for item in items]
 
 
 def test_deep_page_keeps_the_order_of_the_list_across_equal_timestamps(
@@ -77,6 +86,31 @@ def test_every_page_matches_the_single_query_page(merchant_account, payouts) -> 
         )
         assert pks(deferred.items) == pks(single.items)
     assert pks(deferred.items) == pks(payouts[9:])
+
+
+def test_named_rows_and_model_instances_page_alike(merchant_account, payouts) -> None:
+    """The list's named rows take the deferred join too, keyed by their ``id``."""
+    for page_number in range(1, 5):
+        rows = paginate(
+            listed(merchant_account), page=page_number, limit=3, deferred_join_min_offset=ALWAYS
+        )
+        instances = paginate(
+            listed_instances(merchant_account),
+            page=page_number,
+            limit=3,
+            deferred_join_min_offset=ALWAYS,
+        )
+        assert pks(rows.items) == pks(instances.items)
+        assert all(not isinstance(row, Payout) for row in rows.items)
+
+
+def test_rows_without_their_key_are_paged_in_one_query(
+    merchant_account, payouts, django_assert_num_queries
+) -> None:
+    statuses = listed(merchant_account).values_list("status", named=True)
+    with django_assert_num_queries(1):  # no key to join on: the page at its offset
+        page = paginate(statuses, page=2, limit=4, total=11, deferred_join_min_offset=ALWAYS)
+    assert [row.status for row in page.items] == [p.status for p in payouts[4:8]]
 
 
 def test_deep_page_applies_the_filters_and_counts_exactly(merchant_account, payouts) -> None:
@@ -171,8 +205,7 @@ def test_deep_page_keeps_select_related(
 ) -> None:
     with django_assert_num_queries(3):  # count, keys, rows joined to their wallet
         page = paginate(
-            # every column (the list reads only the resource's), so the wallet can be joined
-            listed(merchant_account).defer(None).select_related("wallet"),
+            listed_instances(merchant_account).select_related("wallet"),
             page=2,
             limit=4,
             deferred_join_min_offset=ALWAYS,
@@ -187,7 +220,7 @@ def test_deep_page_keeps_prefetch_related(
 ) -> None:
     with django_assert_num_queries(4):  # count, keys, rows, their resolutions
         page = paginate(
-            listed(merchant_account).prefetch_related("resolutions"),
+            listed_instances(merchant_account).prefetch_related("resolutions"),
             page=2,
             limit=4,
             deferred_join_min_offset=ALWAYS,
@@ -199,7 +232,7 @@ def test_deep_page_keeps_prefetch_related(
 
 def test_deep_page_keeps_only(merchant_account, payouts, django_assert_num_queries) -> None:
     page = paginate(
-        listed(merchant_account).only("id", "status"),
+        listed_instances(merchant_account).only("id", "status"),
         page=2,
         limit=4,
         deferred_join_min_offset=ALWAYS,

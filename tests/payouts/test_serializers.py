@@ -1,8 +1,10 @@
 """``PayoutOutputSerializer`` builds the Payout resource directly; it must say exactly what
-DRF's walk over its declared fields says, for any payout."""
+DRF's walk over its declared fields says, for any payout, given as a model instance or as the
+list's named row of its columns."""
 
 from __future__ import annotations
 
+from collections import namedtuple
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -12,6 +14,7 @@ from rest_framework import serializers
 
 from payouts.api.serializers import PayoutOutputSerializer
 from payouts.models import Payout, PayoutStatus
+from payouts.selectors import PAYOUT_RESOURCE_FIELDS
 
 text = st.text(max_size=12)
 instants = st.datetimes(
@@ -55,3 +58,15 @@ def test_the_payout_resource_is_what_the_declared_fields_say(payout: Payout) -> 
 
     assert serializer.to_representation(payout) == dict(generic)
     assert list(serializer.to_representation(payout)) == list(generic)
+
+
+PayoutRow = namedtuple("PayoutRow", PAYOUT_RESOURCE_FIELDS)  # as ``values_list(named=True)``
+
+
+@settings(max_examples=100, derandomize=True, database=None)
+@given(payout=payouts)
+def test_a_named_row_of_the_resource_columns_says_what_its_payout_says(payout: Payout) -> None:
+    serializer = PayoutOutputSerializer()
+    row = PayoutRow(*(getattr(payout, name) for name in PAYOUT_RESOURCE_FIELDS))
+
+    assert serializer.to_representation(row) == serializer.to_representation(payout)
