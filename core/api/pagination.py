@@ -63,16 +63,26 @@ def paginate(
     """
     if total is None:
         total = queryset.count()
+    offset = (page - 1) * limit
+    items: list[Any] = []
+    if offset < total:
+        items = page_items(
+            queryset, offset=offset, limit=limit, deferred_join_min_offset=deferred_join_min_offset
+        )
+    return Page(items=items, page=page, limit=limit, total=total)
+
+
+def page_items(
+    queryset: QuerySet, *, offset: int, limit: int, deferred_join_min_offset: int | None = None
+) -> list[Any]:
+    """The ``limit`` rows of ``queryset`` from ``offset`` on: in one query before
+    ``deferred_join_min_offset`` (default ``DEFERRED_JOIN_MIN_OFFSET``), with the deferred join
+    from it on when the rows hold their primary key."""
     if deferred_join_min_offset is None:
         deferred_join_min_offset = DEFERRED_JOIN_MIN_OFFSET
-    offset = (page - 1) * limit
-    if offset >= total:
-        items: list[Any] = []
-    elif offset < deferred_join_min_offset or (key := _row_key(queryset)) is None:
-        items = list(queryset[offset : offset + limit])
-    else:
-        items = _page_by_deferred_join(queryset, offset=offset, limit=limit, key=key)
-    return Page(items=items, page=page, limit=limit, total=total)
+    if offset < deferred_join_min_offset or (key := _row_key(queryset)) is None:
+        return list(queryset[offset : offset + limit])
+    return _page_by_deferred_join(queryset, offset=offset, limit=limit, key=key)
 
 
 def _row_key(queryset: QuerySet) -> str | None:

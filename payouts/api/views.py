@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.fields import representation
-from core.api.pagination import PageParamsSerializer, PaginationField, paginate
+from core.api.pagination import PageParamsSerializer, PaginationField
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
 from core.exceptions import ConflictError, NotFoundError
@@ -41,8 +41,7 @@ from payouts.selectors import (
     payout_batch_get,
     payout_batch_status_counts,
     payout_get,
-    payout_list,
-    payout_list_total,
+    payout_list_page,
     payout_quote,
 )
 from payouts.services import (
@@ -187,13 +186,11 @@ class PayoutListCreateApi(MerchantApi):
             batch_id=filters.get("batch_id"),
         )
         wallet = self.wallet(request)
-        page = paginate(
-            payout_list(
-                merchant=self.merchant(request), mode=self.mode(request), filters=list_filters
-            ),
-            total=payout_list_total(
-                wallet_id=None if wallet is None else wallet.pk, filters=list_filters
-            ),
+        page = payout_list_page(
+            merchant=self.merchant(request),
+            mode=self.mode(request),
+            wallet_id=None if wallet is None else wallet.pk,
+            filters=list_filters,
             **page_params.validated_data,
         )
         return EnvelopeResponse(
