@@ -34,6 +34,7 @@ from hypothesis.stateful import (
 )
 
 from audit.models import AuditRecord
+from core.api.pagination import Page
 from merchants.models import Mode
 from merchants.services import merchant_create
 from payouts.models import Payout, PayoutCountChange, PayoutDailyCount, PayoutStatus
@@ -101,6 +102,23 @@ def _wallet_total(wallet: Wallet, filters: PayoutListFilters) -> int:
 
 def _list_count(wallet: Wallet, filters: PayoutListFilters) -> int:
     return payout_list(merchant=wallet.merchant, mode=wallet.mode, filters=filters).count()
+
+
+def _skipping_page(wallet: Wallet, filters: PayoutListFilters, *, page: int, limit: int) -> Page:
+    """A page of the list read by skipping whole days whatever its offset."""
+    return payout_list_page(
+        merchant=wallet.merchant,
+        mode=wallet.mode,
+        wallet_id=wallet.pk,
+        filters=filters,
+        page=page,
+        limit=limit,
+        day_skip_min_offset=0,
+    )
+
+
+def _page_ids(wallet: Wallet, filters: PayoutListFilters, *, page: int, limit: int) -> list[int]:
+    return [row.id for row in _skipping_page(wallet, filters, page=page, limit=limit).items]
 
 
 def _new_wallet() -> Wallet:
@@ -290,15 +308,7 @@ class PayoutCountsMachine(RuleBasedStateMachine):
         listed = payout_list(merchant=wallet.merchant, mode=wallet.mode, filters=filters)
         walked = [row.id for row in listed]
         for page in range(1, len(walked) // limit + 3):
-            skipped = payout_list_page(
-                merchant=wallet.merchant,
-                mode=wallet.mode,
-                wallet_id=wallet.pk,
-                filters=filters,
-                page=page,
-                limit=limit,
-                day_skip_min_offset=0,
-            )
+            skipped = _skipping_page(wallet, filters, page=page, limit=limit)
             offset = (page - 1) * limit
             assert [row.id for row in skipped.items] == walked[offset : offset + limit], (
                 filters,
@@ -478,19 +488,6 @@ def test_no_wallet_has_no_payouts() -> None:
 
 
 # --- deep pages ------------------------------------------------------------------------------
-
-
-def _page_ids(wallet: Wallet, filters: PayoutListFilters, *, page: int, limit: int) -> list[int]:
-    result = payout_list_page(
-        merchant=wallet.merchant,
-        mode=wallet.mode,
-        wallet_id=wallet.pk,
-        filters=filters,
-        page=page,
-        limit=limit,
-        day_skip_min_offset=0,
-    )
-    return [row.id for row in result.items]
 
 
 def test_a_deep_page_skips_whole_days_and_the_cut_part_of_the_last(test_wallet: Wallet) -> None:
