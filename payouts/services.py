@@ -1309,16 +1309,21 @@ CLAIM_FIELDS = ("status", "dispatch_attempts", "dispatch_claimed_at", "updated_a
 
 
 @transaction.atomic
-def _dispatch_batch_claim(*, limit: int, older_than: timedelta | None) -> list[DispatchClaim]:
-    """``reserved → processing`` for up to ``limit`` reserved payouts, oldest id first, in one
-    transaction: one locking read that skips rows another claim holds (PostgreSQL; SQLite runs
-    one write transaction at a time, so the claim is exclusive there too) and one update."""
+def _dispatch_batch_claim(
+    *, limit: int, older_than: timedelta | None, payout_ids: Sequence[int] | None = None
+) -> list[DispatchClaim]:
+    """``reserved → processing`` for up to ``limit`` reserved payouts (of ``payout_ids`` when
+    given), oldest id first, in one transaction: one locking read that skips rows another claim
+    holds (PostgreSQL; SQLite runs one write transaction at a time, so the claim is exclusive
+    there too) and one update."""
     now = timezone.now()
     reserved = Payout.objects.select_for_update(skip_locked=True).filter(
         status=PayoutStatus.RESERVED
     )
     if older_than is not None:
         reserved = reserved.filter(created_at__lte=now - older_than)
+    if payout_ids is not None:
+        reserved = reserved.filter(pk__in=list(payout_ids))
     payouts = list(reserved.order_by("id")[:limit])
     for payout in payouts:
         payout_transition(payout=payout, to_status=PayoutStatus.PROCESSING)
@@ -1399,11 +1404,12 @@ def payouts_dispatch_batch(
     *,
     limit: int | None = None,
     older_than: timedelta | None = None,
+    payout_ids: Sequence[int] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> DispatchBatchReport:
     """Dispatches up to ``limit`` (default ``PAYOUT_DISPATCH_BATCH_SIZE``) ``reserved`` payouts
-    (only those created ``older_than`` ago or earlier, when given), oldest first, in three steps
-    whose statements do not grow with the batch:
+    (only those created ``older_than`` ago or earlier, and only those of ``payout_ids``, when
+    given), oldest first, in three steps whose statements do not grow with the batch:
 
     1. claim: one transaction moves them to ``processing`` (``_dispatch_batch_claim``);
     2. send: each provider gets its payouts, in one bulk call when it has one, outside any
@@ -1415,8 +1421,9 @@ def payouts_dispatch_batch(
     A reserved payout has never been sent, so nothing is verified first. What a crash or a
     failed step leaves behind is a ``processing`` payout whose claim goes stale, or one whose
     claim a ``NOT_SENT`` released: the ``dispatch_stuck`` sweeper takes it through the single
-    dispatch, asking the provider by reference before sending anything again. Concurrent
-    batches take disjoint payouts.
+    dispatch, asking the provider by reference before sending anything again (the reserved
+    payouts it finds, whose dispatch was lost, it sends through this batch). Concurrent batches
+    take disjoint payouts.
     """
     limit = dispatch_batch_size() if limit is None else limit
     if limit < 1:
@@ -1424,7 +1431,7 @@ def payouts_dispatch_batch(
     report = DispatchBatchReport(limit=limit)
     # Taken before the claim, so the deadline is at most half the timeout after it.
     send_by = clock() + dispatch_claim_timeout().total_seconds() / 2
-    claims = _dispatch_batch_claim(limit=limit, older_than=older_than)
+    claims = _dispatch_batch_claim(limit=limit, older_than=older_than, payout_ids=payout_ids)
     report.claimed = len(claims)
     if not claims:
         return report
@@ -1978,9 +1985,11 @@ class SweepReport:
     )
     OUTCOME_LABELS: ClassVar[dict[str, str]] = {}
 
-    def count(self, outcome: str) -> None:
+    def count(self, outcome: str, times: int = 1) -> None:
+        if times <= 0:
+            return
         self.outcomes = self.outcomes or {}
-        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + times
 
     def _considered_text(self) -> str:
         return f"Considered {self.selected} payout(s)"
@@ -2126,8 +2135,14 @@ def payouts_dispatch_stuck(
 ) -> DispatchSweepReport:
     """Dispatches ``reserved`` payouts whose dispatch message was lost (older than
     ``older_than``, default ``PAYOUT_DISPATCH_STUCK_AFTER``) and ``processing`` payouts whose
-    claim went stale, and reports the younger ``reserved`` ones left to the worker. Dispatch is
-    idempotent, so racing the worker is harmless."""
+    claim went stale, and reports the younger ``reserved`` ones left to the worker.
+
+    The reserved ones were never sent: they go through the batch dispatch, as the wake's task
+    would have sent them (``payouts_dispatch_batch`` on their ids, a batch at a time; with
+    ``enqueue``, one run of the batch task is published). A stale claim may have reached the
+    provider: each goes through the single dispatch, which asks the provider by reference
+    before sending again (with ``enqueue``, one task each). Dispatch is idempotent, so racing
+    the worker is harmless."""
     now = now or timezone.now()
     older_than = dispatch_stuck_after() if older_than is None else older_than
     report = DispatchSweepReport(older_than=older_than)
@@ -2135,9 +2150,43 @@ def payouts_dispatch_stuck(
         now=now, older_than=older_than, claim_timeout=dispatch_claim_timeout(), limit=limit
     )
     report.selected = len(stuck)
-    report.stuck_reserved = sum(1 for _, status in stuck if status == PayoutStatus.RESERVED)
-    report.stale_processing = report.selected - report.stuck_reserved
-    for index, (payout_id, _status) in enumerate(stuck, start=1):
+    reserved = [payout_id for payout_id, status in stuck if status == PayoutStatus.RESERVED]
+    stale = [payout_id for payout_id, status in stuck if status != PayoutStatus.RESERVED]
+    report.stuck_reserved, report.stale_processing = len(reserved), len(stale)
+    done = 0
+
+    def advanced(count: int) -> None:
+        nonlocal done
+        for _payout in range(count):
+            done += 1
+            if progress is not None:
+                progress(done, len(stuck))
+
+    if enqueue and reserved:
+        try:
+            tasks.payouts_dispatch_batch_task.apply_async()
+            report.count("queued", times=len(reserved))
+        except Exception:
+            logger.exception("could not queue the batch dispatch of %s payout(s)", len(reserved))
+            report.errors += len(reserved)
+        advanced(len(reserved))
+    elif reserved:
+        size = dispatch_batch_size()
+        for start in range(0, len(reserved), size):
+            chunk = reserved[start : start + size]
+            try:
+                batch = payouts_dispatch_batch(limit=len(chunk), payout_ids=chunk)
+            except Exception:
+                logger.exception("batch dispatch of %s stuck payout(s) failed", len(chunk))
+                report.errors += len(chunk)
+            else:
+                for outcome, times in batch.outcomes.items():
+                    deferred = outcome == DispatchStep.DEFERRED
+                    report.count(DEFERRED_OUTCOME if deferred else outcome, times=times)
+                # Not claimed: another attempt took them over since they were selected.
+                report.count("skipped", times=len(chunk) - batch.claimed)
+            advanced(len(chunk))
+    for payout_id in stale:
         try:
             if enqueue:
                 tasks.payout_dispatch_task.apply_async(
@@ -2152,8 +2201,7 @@ def payouts_dispatch_stuck(
         except Exception:
             logger.exception("dispatch of payout %s failed", payout_id)
             report.errors += 1
-        if progress is not None:
-            progress(index, len(stuck))
+        advanced(1)
     report.waiting = payouts_waiting_to_be_stuck(now=now, older_than=older_than)
     return report
 

@@ -61,6 +61,46 @@ def test_lost_dispatch_is_recovered_with_one_provider_call_and_one_capture(
     assert_wallet_balanced(funded_wallet)
 
 
+def test_lost_dispatches_go_through_one_batch_and_stale_claims_through_the_single_dispatch(
+    funded_wallet, create_payout
+) -> None:
+    """Three reserved payouts whose dispatch was lost are claimed together (one claim, one
+    instant); a stale claim is verified and dispatched on its own."""
+    lost = [create_payout().payout for _ in range(3)]
+    stale = create_payout().payout
+    payout_dispatch_claim(payout_id=stale.pk)
+    Payout.objects.filter(pk=stale.pk).update(
+        dispatch_claimed_at=timezone.now() - timedelta(minutes=4)
+    )
+
+    report = payouts_dispatch_stuck(now=timezone.now() + timedelta(minutes=3))
+
+    assert (report.selected, report.stuck_reserved, report.stale_processing) == (4, 3, 1)
+    assert report.outcomes == {"successful": 4}
+    claimed = {reload(payout).dispatch_claimed_at for payout in lost}
+    assert len(claimed) == 1 and reload(stale).dispatch_claimed_at not in claimed
+    assert all(reload(payout).dispatch_attempts == 1 for payout in lost)
+    assert reload(stale).dispatch_attempts == 2
+    for payout in [*lost, stale]:
+        assert debits(payout) == 1
+        assert SandboxTransfer.objects.get(reference=payout.internal_reference).initiate_count == 1
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_enqueue_mode_publishes_one_batch_run_for_the_lost_and_a_task_per_stale_claim(
+    funded_wallet, create_payout
+) -> None:
+    lost = [create_payout().payout for _ in range(2)]
+    stale = create_payout().payout
+    payout_dispatch_claim(payout_id=stale.pk)
+    Payout.objects.filter(pk=stale.pk).update(dispatch_claimed_at=None)  # released
+
+    report = payouts_dispatch_stuck(older_than=timedelta(0), enqueue=True)
+
+    assert report.outcomes == {"queued": 3}
+    assert [reload(payout).status for payout in lost] == [PayoutStatus.RESERVED] * 2
+
+
 def test_fresh_reserved_payouts_are_left_to_their_task(funded_wallet, create_payout) -> None:
     create_payout()
     assert payouts_dispatch_stuck().selected == 0
