@@ -7,6 +7,7 @@ record per wallet."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -151,6 +152,18 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             '{} <span class="quiet">· {}</span>', obj.static_account_number, obj.static_bank_name
         )
 
+    def has_view_statement_permission(self, request: HttpRequest) -> bool:
+        """A statement is the ledger summed per day: finance reads it (``view_ledgerentry``);
+        seeing a wallet (the security admin, who activates and deactivates wallets) is not
+        enough."""
+        return self.user_has(request, "wallets.view_ledgerentry")
+
+    def get_fields(self, request: HttpRequest, obj: Wallet | None = None) -> Sequence[str]:
+        fields = super().get_fields(request, obj)
+        if self.has_view_statement_permission(request):
+            return fields
+        return [name for name in fields if name not in ("ledger_link", "statement_link")]
+
     def has_change_wallet_status_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, "wallets.change_wallet_status")
 
@@ -223,7 +236,7 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     def statement_view(self, request: HttpRequest, wallet_id: int) -> HttpResponse:
         """The wallet's statement per Lagos day (GET ``from_date``/``to_date``, default
         yesterday); POST downloads the same days as the API's CSV and is audited."""
-        if not self.user_has(request, "wallets.view_wallet"):
+        if not self.has_view_statement_permission(request):
             raise PermissionDenied("You may not view wallet statements.")
         wallet = get_object_or_404(Wallet.objects.select_related("merchant"), pk=wallet_id)
         yesterday = local_today() - timedelta(days=1)

@@ -264,3 +264,32 @@ def test_the_fee_schedule_list_spells_out_the_tiers_in_naira(admin_client_logged
     )
     page = admin_client_logged_in.get("/admin/wallets/feeschedule/").content.decode()
     assert "₦0.01 – ₦5,000.00: ₦10.00<br>₦5,000.01 and above: ₦26.88" in page
+
+
+def test_the_security_admin_may_neither_read_nor_export_a_statement(test_wallet) -> None:
+    """The security-admin role manages merchants, keys and wallet status, nothing financial:
+    a wallet's settlement statement (page and CSV) is refused and nothing is audited."""
+    security_admin = client_for(StaffUserFactory(roles=["security_admin"]))
+    url = f"{WALLETS}{test_wallet.pk}/statement/"
+    audited = AuditRecord.objects.count()
+
+    assert_admin_forbidden(security_admin.get(url))
+    assert_admin_forbidden(
+        security_admin.post(url, {"from_date": "2026-01-01", "to_date": "2026-01-02"})
+    )
+    change_page = security_admin.get(f"{WALLETS}{test_wallet.pk}/change/")
+    assert change_page.status_code == 200
+    assert url.encode() not in change_page.content
+    assert AuditRecord.objects.count() == audited
+
+
+@pytest.mark.parametrize("role", ["finance_viewer", "finance_operator", "finance_approver"])
+def test_finance_staff_read_and_export_a_statement(test_wallet, role) -> None:
+    finance = client_for(StaffUserFactory(roles=[role]))
+    url = f"{WALLETS}{test_wallet.pk}/statement/"
+
+    assert finance.get(url).status_code == 200
+    export = finance.post(url, {"from_date": "2026-01-01", "to_date": "2026-01-02"})
+    assert export.status_code == 200
+    assert export["Content-Type"].startswith("text/csv")
+    assert AuditRecord.objects.filter(action="wallets.wallet.statement_export").exists()
