@@ -406,7 +406,6 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         "export_csv",
         "propose_resolution_selected",
     )
-    actions = ("requery_selected", "export_csv", "propose_resolution_selected")
     inlines = (PayoutResolutionProposalInline, PayoutResolutionInline)
     fieldsets = (
         (

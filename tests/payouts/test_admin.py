@@ -16,6 +16,7 @@ from audit.models import AuditRecord
 from merchants.models import Mode
 from merchants.services import merchant_create
 from payouts.models import Payout, PayoutResolution, PayoutResolutionProposal, PayoutStatus
+from payouts.providers.sandbox import ACCOUNT_SUCCEEDS_THEN_RETURNED
 from payouts.services import payout_dispatch, payout_resolution_propose
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
@@ -193,6 +194,35 @@ def test_requery_selected(admin_client, funded_wallet, create_payout) -> None:
     assert_wallet_balanced(funded_wallet)
 
 
+def test_check_selected_successful_payouts_for_a_return(
+    admin_client, funded_wallet, create_payout
+) -> None:
+    """The documented action: a successful payout the bank has since returned gains
+    ``returned_at`` and its principal back, audited; one still paid is left as it is."""
+    returned = create_payout(account_number=ACCOUNT_SUCCEEDS_THEN_RETURNED).payout
+    payout_dispatch(payout_id=returned.pk)
+    kept = create_payout().payout
+    payout_dispatch(payout_id=kept.pk)
+    assert reload(returned).status == reload(kept).status == PayoutStatus.SUCCESSFUL
+
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "check_returns_selected", "_selected_action": [returned.pk, kept.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert "Checked 2 successful payout(s) with the provider: 1 returned" in (
+        response.content.decode()
+    )
+    assert reload(returned).returned_at is not None
+    assert reload(kept).returned_at is None
+    assert AuditRecord.objects.filter(
+        action="payouts.payout.return_check", object_id=str(returned.pk)
+    ).exists()
+    assert_wallet_balanced(funded_wallet)
+
+
 INTERNAL_REASON = "Paystack support confirmed the credit never landed, ticket 991"
 
 
@@ -266,6 +296,7 @@ def test_finance_operator_may_requery_and_propose_but_not_approve(ambiguous, ope
     client = client_for(operator)
     assert actions_offered(client.get(CHANGELIST)) == {
         "requery_selected",
+        "check_returns_selected",
         "export_csv",
         "propose_resolution_selected",
     }
