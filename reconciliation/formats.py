@@ -16,7 +16,7 @@ import io
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 
 from django.utils import timezone
@@ -120,8 +120,15 @@ def statement_datetime(text: str) -> datetime:
                 continue
     if parsed is None:
         raise ValueError("must be a date (YYYY-MM-DD or DD/MM/YYYY) or an ISO 8601 date-time")
-    if timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed)
+    try:
+        if timezone.is_naive(parsed):
+            parsed = timezone.make_aware(parsed)
+        # Read in Lagos time and stored in UTC: both must exist (9999-12-31T23:59:59-05:00
+        # is past the last instant a datetime holds once it is moved to either).
+        timezone.localtime(parsed)
+        parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is out of range") from None
     return parsed
 
 
@@ -282,7 +289,14 @@ def _normalise_header(name: str) -> str:
 
 
 def _column_map(spec: StatementFormatSpec, header: list[str]) -> dict[str, int]:
-    positions = {_normalise_header(name): index for index, name in enumerate(header)}
+    positions: dict[str, int] = {}
+    for index, name in enumerate(header):
+        normalised = _normalise_header(name)
+        if normalised and normalised in positions:
+            # Each line is kept as read, by column name: a second column of the same name
+            # would hide the first one's value, and which one is the amount is a guess.
+            raise StatementParseError(f"file: the header names the column {name.strip()!r} twice")
+        positions[normalised] = index
     mapping: dict[str, int] = {}
     for name, aliases in spec.columns.items():
         for alias in aliases:

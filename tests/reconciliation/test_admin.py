@@ -84,6 +84,18 @@ def test_an_unreadable_file_is_shown_with_its_line_and_nothing_is_stored(operato
     assert ReconciliationRun.objects.count() == 0
 
 
+def test_a_value_date_that_overflows_in_lagos_time_is_a_form_error_not_a_500(operator):
+    response = _upload(
+        client_for(operator),
+        content=b"Transfer Code,Amount,Status,Date\nTRF_1,100,success,9999-12-31T23:59:59-05:00\n",
+    )
+
+    assert response.status_code == 200
+    assert "line 2, column &#x27;Date&#x27;" in response.content.decode()
+    assert "out of range" in response.content.decode()
+    assert ReconciliationRun.objects.count() == 0
+
+
 def test_a_viewer_may_not_import(viewer):
     client = client_for(viewer)
 

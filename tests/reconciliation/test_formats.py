@@ -126,6 +126,22 @@ def test_a_windows_spreadsheet_export_is_read() -> None:
         ),
         (b"Transfer Code,Amount,Status,Date\n\n", "the statement has no lines"),
         (b"\x00\x01binary", "not a CSV text file"),
+        (
+            b"Transfer Code,Amount,Status,Date\nTRF_1,100,success,9999-12-31T23:59:59-05:00\n",
+            "line 2, column 'Date': '9999-12-31T23:59:59-05:00' is out of range",
+        ),
+        (
+            b"Transfer Code,Amount,Status,Date\nTRF_1,100,success,0001-01-01T00:00:00+05:00\n",
+            "line 2, column 'Date': '0001-01-01T00:00:00+05:00' is out of range",
+        ),
+        (
+            b"Transfer Code,Amount,Status,Date,Amount\nTRF_1,100,success,2026-11-20,200\n",
+            "file: the header names the column 'Amount' twice",
+        ),
+        (
+            b"Transfer Code,Note,Amount,Status,Date, note \nTRF_1,a,100,success,2026-11-20,b\n",
+            "file: the header names the column 'note' twice",
+        ),
     ],
 )
 def test_what_cannot_be_read_is_refused_with_the_line_and_column(
