@@ -46,11 +46,16 @@ def auth_failure_response(style: AuthErrorStyle) -> Response:
 
 
 def _flatten_validation_errors(detail: Any, prefix: str = "") -> list[str]:
-    """``{"amount": ["must be ..."]}`` becomes ``["amount: must be ..."]``."""
+    """``{"amount": ["must be ..."]}`` becomes ``["amount: must be ..."]``; an element of a
+    list is named by its index in brackets (``items[3].amount``), whether DRF reports it in a
+    list or, as a ``ListField`` does, in a dict keyed by the index."""
     if isinstance(detail, dict):
         messages: list[str] = []
         for field, value in detail.items():
-            name = f"{prefix}.{field}" if prefix else str(field)
+            if isinstance(field, int):
+                name = f"{prefix}[{field}]"
+            else:
+                name = f"{prefix}.{field}" if prefix else str(field)
             if field == "non_field_errors":
                 name = prefix
             messages.extend(_flatten_validation_errors(value, name))

@@ -155,7 +155,9 @@ class PayoutBatchItemsField(serializers.ListField):
     (``payout_batch_items_parse``), so that a malformed item rejects only itself."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("child", _AnyJsonValue())
+        # null too: a null item is rejected on its own ("must be a JSON object"), like any
+        # other item that is not an object, instead of the whole request.
+        kwargs.setdefault("child", _AnyJsonValue(allow_null=True))
         kwargs.setdefault("min_length", 1)
         kwargs.setdefault("max_length", BATCH_MAX_ITEMS)
         kwargs.setdefault(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from core.api.exceptions import validation_message
+
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
 
 
@@ -103,3 +105,13 @@ def test_unhandled_exception_is_a_500_envelope_without_internals(
         "statusCode": 500,
     }
     assert b"hunter2" not in response.content
+
+
+def test_an_error_inside_a_list_is_named_by_its_index_in_brackets() -> None:
+    """A list field's per-element errors (DRF keys them by index) read ``items[3].amount``,
+    as everywhere else, never ``items.3.amount``."""
+    detail = {"items": {3: {"amount": ["must be positive"]}, 5: ["may not be null"]}}
+
+    assert validation_message(detail) == (
+        "items[3].amount: must be positive; items[5]: may not be null"
+    )

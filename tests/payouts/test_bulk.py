@@ -343,6 +343,24 @@ def test_an_item_that_is_not_an_object_is_rejected_alone(test_client, funded_wal
     assert response.json()["data"]["items"][0]["idempotency_key"] is None
 
 
+def test_a_null_item_is_rejected_alone(test_client, funded_wallet) -> None:
+    response = post_bulk(test_client, bulk_body([None, item()]))
+
+    assert response.status_code == 202
+    assert results(response) == ["rejected", "accepted"]
+    assert response.json()["data"]["items"][0]["error"] == {
+        "message": "must be a JSON object",
+        "statusCode": 400,
+    }
+
+
+def test_a_null_item_of_an_atomic_batch_is_named_like_any_other(test_client, funded_wallet) -> None:
+    response = post_bulk(test_client, bulk_body([item(), None], atomic=True))
+
+    error(response, 400, "items[1]: must be a JSON object")
+    assert Payout.objects.count() == 0
+
+
 # --- Atomic ----------------------------------------------------------------------------------
 
 
