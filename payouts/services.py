@@ -692,8 +692,11 @@ def _batch_prepare(
 def _batch_payouts_insert(
     *, batch: PayoutBatch, wallet_id: int, steps: list[_BatchStep], atomic: bool
 ) -> None:
-    """Inserts the planned payouts of the batch, in request order, before the wallet is locked
-    (the order of a single create, so the two never wait for each other in a circle).
+    """Inserts the planned payouts of the batch before the wallet is locked (the order of a
+    single create, so the two never wait for each other in a circle), in the order of their
+    idempotency keys: two requests that share keys then meet at the first shared key, and one
+    waits for the other there, instead of each holding a key the other needs (a deadlock,
+    whatever order their items came in).
 
     One statement normally. If a key was taken meanwhile (a concurrent request with the same
     idempotency key committed, or is committing: the insert waits for it), the rows go in one
@@ -704,6 +707,10 @@ def _batch_payouts_insert(
         fields = plan.fields if plan is not None else {}
         return Payout(wallet_id=wallet_id, batch=batch, status=PayoutStatus.RESERVED, **fields)
 
+    def by_key(step: _BatchStep) -> str:
+        return step.plan.fields["idempotency_key"] if step.plan is not None else ""
+
+    steps = sorted(steps, key=by_key)
     rows = [row(step.plan) for step in steps]
     try:
         with transaction.atomic():
