@@ -18,13 +18,11 @@ from audit.models import AuditRecord
 from core.dates import local_day_start, local_today
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import assert_admin_forbidden, client_for
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets.models import Wallet
 from wallets.services import (
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
-    wallet_reserve,
 )
 from wallets.statements import STATEMENT_CSV_HEADER
 
@@ -304,7 +302,9 @@ def test_a_finance_viewer_sees_yesterdays_statement_by_default(test_wallet) -> N
 
 def test_the_statement_page_shows_the_chosen_days_and_refuses_a_bad_range(test_wallet) -> None:
     _activity(test_wallet, DAY)
-    client = client_for(StaffUserFactory(permissions=["wallets.view_wallet"]))
+    client = client_for(
+        StaffUserFactory(permissions=["wallets.view_wallet", "wallets.view_ledgerentry"])
+    )
     page = client.get(
         _statement_page(test_wallet), {"from_date": "2026-03-09", "to_date": "2026-03-11"}
     )
