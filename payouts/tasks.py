@@ -1,5 +1,5 @@
 """Celery tasks: thin, idempotent wrappers around the payout services, and the debounced wake
-that publishes the batch dispatcher when payouts commit.
+that publishes a dispatch round when payouts commit.
 
 The services module imports this one to enqueue; the task bodies reach the services through the
 ``services`` module, looked up when a task runs, so either module may be imported first."""
@@ -27,9 +27,9 @@ logger = logging.getLogger(__name__)
 DISPATCH_MAX_RETRIES = 8
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
-# One batch task run dispatches at most this many batches in a row while each one is full; what
-# is left waits for the next wake or beat run.
-DISPATCH_BATCHES_PER_RUN = 20
+# One run of the round task dispatches at most this many rounds in a row while each one is full;
+# what is left waits for the next wake or beat run.
+DISPATCH_ROUNDS_PER_RUN = 20
 
 
 def _countdown(retries: int) -> int:
@@ -84,14 +84,14 @@ def payout_counts_fold_task() -> str:
 
 
 @shared_task(bind=True, max_retries=3, acks_late=True)
-def payouts_dispatch_batch_task(self) -> str:
-    """Dispatches reserved payouts in batches (``services.payouts_dispatch_batch``), batch after
-    batch while each is full, at most ``DISPATCH_BATCHES_PER_RUN``. Published by the wake after
-    creates commit and by beat (``payouts-dispatch-batch``); any number may run at once."""
+def payouts_dispatch_round_task(self) -> str:
+    """Dispatches reserved payouts in rounds (``services.payouts_dispatch_round``), round after
+    round while each is full, at most ``DISPATCH_ROUNDS_PER_RUN``. Published by the wake after
+    creates commit and by beat (``payouts-dispatch-round``); any number may run at once."""
     summaries: list[str] = []
     try:
-        for _batch in range(DISPATCH_BATCHES_PER_RUN):
-            report = services.payouts_dispatch_batch()
+        for _round in range(DISPATCH_ROUNDS_PER_RUN):
+            report = services.payouts_dispatch_round()
             summaries.append(report.summary())
             if not report.full:
                 break
@@ -115,21 +115,21 @@ WAKE_START_MARGIN_SECONDS = 0.02
 
 
 class DispatchWake:
-    """Publishes ``payouts_dispatch_batch_task`` when payouts commit: at most one run per
+    """Publishes ``payouts_dispatch_round_task`` when payouts commit: at most one run per
     interval (``PAYOUT_DISPATCH_WAKE_INTERVAL_MS``), timed for the interval's end, and never a
     commit without a run that starts after it.
 
     * The first commit after an interval ended opens a new one and publishes a run with a
       ``countdown`` reaching just past its end;
     * every other commit inside the interval publishes nothing: that run starts after it and
-      takes its payout with the rest, in one batch.
+      takes its payout with the rest, in one round.
 
     The interval is one for every web process and host when the cache is Redis
     (``CACHE_URL=redis://…``: one ``SET NX PX``, ``core.cache.redis_window_open``), so however
-    many processes accept payouts, a burst costs one publish and the worker one batch per
+    many processes accept payouts, a burst costs one publish and the worker one round per
     interval. On any other cache (the embedded default's local memory) each process keeps its
     own interval on ``clock``. Thread-safe. A publish that fails (the broker is down) is logged
-    and the commit's request still answers; beat's ``payouts-dispatch-batch`` runs the batch
+    and the commit's request still answers; beat's ``payouts-dispatch-round`` runs the round
     later, so an outage delays dispatch but never loses one. An interval of 0 publishes every
     commit at once.
     """
@@ -160,21 +160,21 @@ class DispatchWake:
         """True when it published (or tried to, and the broker took it)."""
         interval = dispatch_wake_interval()
         if interval <= 0:
-            return _dispatch_batch_publish(countdown=None)
+            return _dispatch_round_publish(countdown=None)
         if not self._interval_opened(interval):
             return False
-        return _dispatch_batch_publish(countdown=interval + WAKE_START_MARGIN_SECONDS)
+        return _dispatch_round_publish(countdown=interval + WAKE_START_MARGIN_SECONDS)
 
 
-def _dispatch_batch_publish(*, countdown: float | None) -> bool:
+def _dispatch_round_publish(*, countdown: float | None) -> bool:
     options = {"countdown": countdown} if countdown else {}
     try:
-        payouts_dispatch_batch_task.apply_async(
+        payouts_dispatch_round_task.apply_async(
             retry_policy=services.PUBLISH_RETRY_POLICY, **options
         )
     except Exception:
         logger.exception(
-            "could not enqueue dispatch (a batch run); beat's payouts-dispatch-batch will run it"
+            "could not enqueue a dispatch round; beat's payouts-dispatch-round will run it"
         )
         return False
     return True
@@ -184,6 +184,6 @@ dispatch_wake = DispatchWake()
 
 
 def payout_dispatch_wake() -> None:
-    """``transaction.on_commit`` callback of a payout create: wakes the batch dispatcher
+    """``transaction.on_commit`` callback of a payout create: wakes the dispatcher
     (``DispatchWake``). Never raises."""
     dispatch_wake()

@@ -298,34 +298,9 @@ def _ledger_write(
     return entry
 
 
-def wallet_reserve(
-    *, wallet: Wallet, amount: Decimal, reference: str, payout_id: int | None = None
-) -> LedgerEntry:
-    """Moves ``amount`` (a payout's total debit) from available to reserved.
-
-    ``wallet`` must be the instance returned by :func:`wallet_lock` in the current transaction.
-    """
-    if not _in_atomic_block():
-        raise RuntimeError("wallet_reserve must be called inside transaction.atomic()")
-    amount = _require_positive(amount)
-    if wallet.status != WalletStatus.ACTIVE:
-        raise WalletInactiveError()
-    if wallet.available_balance < amount:
-        raise InsufficientBalanceError()
-    return _ledger_write(
-        wallet=wallet,
-        entry_type=LedgerEntryType.PAYOUT_RESERVE,
-        amount=amount,
-        available_delta=-amount,
-        reserved_delta=amount,
-        reference=reference,
-        payout_id=payout_id,
-    )
-
-
 @functools.cache
 def _wallet_reserve_statement(vendor: str) -> str:
-    """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_atomic`, built once per backend from
+    """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_if_covered`, built once per backend from
     the model's table and column names. It moves an amount (kobo) from available to reserved and
     stamps ``updated_at`` if the wallet is active and its available balance covers the amount,
     and returns every column of the row as updated. Parameters: the amount, the amount, the
@@ -346,24 +321,25 @@ def _wallet_reserve_statement(vendor: str) -> str:
     )
 
 
-def wallet_reserve_atomic(
+def wallet_reserve_if_covered(
     *, wallet_id: int, amount: Decimal, reference: str, payout_id: int | None = None
 ) -> LedgerEntry:
-    """Moves ``amount`` (a payout's total debit) from available to reserved, as
-    :func:`wallet_reserve` does, without locking the wallet first: one conditional ``UPDATE …
-    RETURNING`` changes the balances only if the wallet is active and its available balance
-    covers ``amount``, and takes the row lock itself (held until the caller's transaction ends),
-    so a concurrent reservation waits and is checked against the balance this one left.
+    """Moves ``amount`` (a payout's total debit) from available to reserved if the wallet is
+    active and its available balance covers it (a single create's reservation), without locking
+    the wallet first: one conditional ``UPDATE … RETURNING`` changes the balances only then,
+    and takes the row lock itself (held until the caller's transaction ends), so a concurrent
+    reservation waits and is checked against the balance this one left. Not a transaction of
+    its own: the caller's ``transaction.atomic()`` holds it.
 
     The entry (its balance-after snapshots are the balances the update returned) and the
     low-balance alert come from ``_ledger_entry_build``, the rules every ledger write follows;
     the alert flag is saved by one more statement only when it flips. No row updated: one read
-    tells why, and the error is ``wallet_reserve``'s (``WalletInactiveError``, then
-    ``InsufficientBalanceError``); nothing has changed. Must run inside the caller's
+    tells why (``WalletInactiveError``, then ``InsufficientBalanceError``, as
+    ``wallet_reserve_each`` refuses); nothing has changed. Must run inside the caller's
     ``transaction.atomic()`` (with the payout row it reserves for).
     """
     if not _in_atomic_block():
-        raise RuntimeError("wallet_reserve_atomic must be called inside transaction.atomic()")
+        raise RuntimeError("wallet_reserve_if_covered must be called inside transaction.atomic()")
     amount = _require_positive(amount)
     # Money crosses into SQL as the column's integer kobo and comes back through the field's
     # from_db_value (raw() applies the converters), as the ORM would: never as a float.
@@ -417,12 +393,12 @@ class WalletReservation:
 def wallet_reserve_each(
     *, wallet: Wallet, reservations: Sequence[WalletReservation]
 ) -> list[LedgerEntry | None]:
-    """``wallet_reserve`` for many payouts at once (a bulk payout), in order, on the instance
+    """Reserves many payouts' total debits at once (a bulk payout), in order, on the instance
     returned by :func:`wallet_lock` in the current transaction.
 
     Each reservation the available balance left by the ones before it still covers moves its
-    amount from available to reserved with its own ``payout_reserve`` entry, as
-    ``wallet_reserve`` writes it; one it does not cover gets ``None`` and changes nothing (the
+    amount from available to reserved with its own ``payout_reserve`` entry; one it does not
+    cover gets ``None`` and changes nothing (the
     caller refuses it). Two statements whatever the count: the wallet's balances, then the
     entries. A wallet that is not active refuses them all (``WalletInactiveError``).
     """
@@ -459,68 +435,20 @@ def wallet_reserve_each(
     return answers
 
 
-@transaction.atomic
-def wallet_capture(
-    *,
-    wallet_id: int,
-    amount: Decimal,
-    fee_amount: Decimal,
-    reference: str,
-    payout_id: int | None = None,
-) -> LedgerEntry:
-    """Captures a successful payout: reserved -= amount + fee; one ``payout_debit`` entry."""
-    amount = _require_positive(amount)
-    fee_amount = _require_non_negative(fee_amount, name="fee_amount")
-    total = amount + fee_amount
-    wallet = wallet_lock(wallet_id=wallet_id)
-    if wallet.reserved_balance < total:
-        raise InsufficientReservedBalanceError()
-    return _ledger_write(
-        wallet=wallet,
-        entry_type=LedgerEntryType.PAYOUT_DEBIT,
-        amount=amount,
-        fee_amount=fee_amount,
-        available_delta=ZERO,
-        reserved_delta=-total,
-        reference=reference,
-        payout_id=payout_id,
-    )
-
-
-@transaction.atomic
-def wallet_release(
-    *, wallet_id: int, amount: Decimal, reference: str, payout_id: int | None = None
-) -> LedgerEntry:
-    """Returns a failed payout's total debit from reserved to available (``payout_reversal``)."""
-    amount = _require_positive(amount)
-    wallet = wallet_lock(wallet_id=wallet_id)
-    if wallet.reserved_balance < amount:
-        raise InsufficientReservedBalanceError()
-    return _ledger_write(
-        wallet=wallet,
-        entry_type=LedgerEntryType.PAYOUT_REVERSAL,
-        amount=amount,
-        available_delta=amount,
-        reserved_delta=-amount,
-        reference=reference,
-        payout_id=payout_id,
-    )
-
-
-class WalletSettlementKind(StrEnum):
+class ReservationSettlementKind(StrEnum):
     """What a payout's settlement does to its reservation."""
 
-    CAPTURE = "capture"  # a successful payout: ``payout_debit``, as ``wallet_capture``
-    RELEASE = "release"  # a failed payout: ``payout_reversal``, as ``wallet_release``
+    CAPTURE = "capture"  # a successful payout: reserved -= total debit; ``payout_debit``
+    RELEASE = "release"  # a failed payout: reserved -> available; ``payout_reversal``
 
 
 @dataclass(frozen=True)
-class WalletSettlement:
-    """One payout's capture or release, to apply with others of its wallet
-    (``wallet_settle_each``). ``amount`` is the principal of a capture (``fee_amount`` its
-    fee) or the total debit a release gives back (``fee_amount`` zero)."""
+class ReservationSettlement:
+    """One payout's capture or release (``wallet_reservations_settle``). ``amount`` is the
+    principal of a capture (``fee_amount`` its fee) or the total debit a release gives back
+    (``fee_amount`` zero)."""
 
-    kind: WalletSettlementKind
+    kind: ReservationSettlementKind
     wallet_id: int
     amount: Decimal
     reference: str
@@ -529,18 +457,18 @@ class WalletSettlement:
 
 
 def _settlement_entry_build(
-    wallet: Wallet, settlement: WalletSettlement
+    wallet: Wallet, settlement: ReservationSettlement
 ) -> tuple[LedgerEntry, bool]:
-    """The rules of ``wallet_capture`` and ``wallet_release`` for one settlement, applied to the
-    locked wallet in memory: its entry (not saved) and whether it crossed the low-balance
+    """The rules of a capture or a release for one settlement, applied to the locked wallet in
+    memory: its entry (not saved) and whether it crossed the low-balance
     threshold."""
     if settlement.wallet_id != wallet.pk:
         raise ValueError(f"settlement {settlement.reference}: belongs to another wallet")
     amount = _require_positive(settlement.amount)
-    if settlement.kind == WalletSettlementKind.CAPTURE:
+    if settlement.kind == ReservationSettlementKind.CAPTURE:
         fee_amount = _require_non_negative(settlement.fee_amount, name="fee_amount")
         entry_type, available_delta, total = LedgerEntryType.PAYOUT_DEBIT, ZERO, amount + fee_amount
-    elif settlement.kind == WalletSettlementKind.RELEASE:
+    elif settlement.kind == ReservationSettlementKind.RELEASE:
         fee_amount, entry_type, total = ZERO, LedgerEntryType.PAYOUT_REVERSAL, amount
         available_delta = amount
     else:
@@ -568,22 +496,14 @@ SETTLED_WALLET_FIELDS = (
 )
 
 
-def wallet_settle_each(
-    *, wallet_id: int, settlements: Sequence[WalletSettlement]
+def wallet_reservations_settle(
+    *, settlements: Sequence[ReservationSettlement]
 ) -> list[LedgerEntry]:
-    """``wallet_capture`` and ``wallet_release`` for many payouts of one wallet at once, in
-    order: ``wallets_settle`` for one wallet."""
-    if any(settlement.wallet_id != wallet_id for settlement in settlements):
-        raise ValueError(f"wallet_settle_each: a settlement is not of wallet {wallet_id}")
-    return wallets_settle(settlements=settlements)
-
-
-def wallets_settle(*, settlements: Sequence[WalletSettlement]) -> list[LedgerEntry]:
-    """``wallet_capture`` and ``wallet_release`` for many payouts of any wallets at once (a
-    dispatch batch), inside the caller's transaction, in three statements whatever their
-    number: the wallets locked together in ascending id (the fixed order of every multi-row
-    lock), their balances written together (``core.db.rows_update``), every entry inserted
-    together. The entries, wallet by wallet.
+    """Captures (successful payouts) and releases (failed ones) the reservations of one payout
+    or many, of any wallets (a dispatch round), inside the caller's transaction, in three
+    statements whatever their number: the wallets locked together in ascending id (the fixed
+    order of every multi-row lock), their balances written together (``core.db.rows_update``),
+    every entry inserted together. The entries, wallet by wallet.
 
     Each wallet's settlements apply in the order given, each checked against the reserved
     balance the ones before it left (``InsufficientReservedBalanceError`` otherwise, and
@@ -593,8 +513,8 @@ def wallets_settle(*, settlements: Sequence[WalletSettlement]) -> list[LedgerEnt
     first write, so a refusal leaves the caller's transaction usable.
     """
     if not _in_atomic_block():
-        raise RuntimeError("wallets_settle must be called inside transaction.atomic()")
-    by_wallet: dict[int, list[WalletSettlement]] = {}
+        raise RuntimeError("wallet_reservations_settle must be called inside transaction.atomic()")
+    by_wallet: dict[int, list[ReservationSettlement]] = {}
     for settlement in settlements:
         by_wallet.setdefault(settlement.wallet_id, []).append(settlement)
     if not by_wallet:
@@ -832,22 +752,18 @@ __all__ = [
     "FundingResult",
     "NameEnquiryResult",
     "WalletReservation",
-    "WalletSettlement",
-    "WalletSettlementKind",
+    "ReservationSettlement",
+    "ReservationSettlementKind",
     "beneficiary_account_number_validate",
     "fee_tiers_validate",
     "funding_receive",
     "name_enquiry_resolve",
     "wallet_alerts_set",
-    "wallet_capture",
     "wallet_fund",
     "wallet_lock",
-    "wallet_release",
-    "wallet_reserve",
-    "wallet_reserve_atomic",
+    "wallet_reserve_if_covered",
     "wallet_reserve_each",
-    "wallet_settle_each",
     "wallet_status_set",
     "wallets_create_for_merchant",
-    "wallets_settle",
+    "wallet_reservations_settle",
 ]

@@ -328,18 +328,18 @@ PAYOUT_DISPATCH_STUCK_AFTER = timedelta(
 PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(
     seconds=env.int("PAYOUT_DISPATCH_CLAIM_TIMEOUT_SECONDS", default=180)
 )
-# Dispatch in batches: a create's commit wakes the batch task (one run per wake interval, shared
+# Dispatch in rounds: a create's commit wakes the round task (one run per wake interval, shared
 # by every process through a Redis cache); beat runs it too, so a publish lost to a broker
 # outage only delays dispatch.
-PAYOUT_DISPATCH_BATCH_SIZE = env.int("PAYOUT_DISPATCH_BATCH_SIZE", default=50)
-if PAYOUT_DISPATCH_BATCH_SIZE < 1:
-    raise ImproperlyConfigured("PAYOUT_DISPATCH_BATCH_SIZE must be 1 or more.")
+PAYOUT_DISPATCH_ROUND_SIZE = env.int("PAYOUT_DISPATCH_ROUND_SIZE", default=50)
+if PAYOUT_DISPATCH_ROUND_SIZE < 1:
+    raise ImproperlyConfigured("PAYOUT_DISPATCH_ROUND_SIZE must be 1 or more.")
 PAYOUT_DISPATCH_WAKE_INTERVAL_MS = env.int("PAYOUT_DISPATCH_WAKE_INTERVAL_MS", default=100)
 if PAYOUT_DISPATCH_WAKE_INTERVAL_MS < 0:
     raise ImproperlyConfigured("PAYOUT_DISPATCH_WAKE_INTERVAL_MS must be 0 or more.")
-CELERY_BEAT_SCHEDULE["payouts-dispatch-batch"] = {
-    "task": "payouts.tasks.payouts_dispatch_batch_task",
-    "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_BATCH_SECONDS", default=5)),
+CELERY_BEAT_SCHEDULE["payouts-dispatch-round"] = {
+    "task": "payouts.tasks.payouts_dispatch_round_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_ROUND_SECONDS", default=5)),
 }
 CELERY_BEAT_SCHEDULE["payouts-requery-ambiguous"] = {
     "task": "payouts.tasks.payouts_requery_due_task",

@@ -80,7 +80,7 @@ def test_a_dispatch_cut_by_sigkill_is_redelivered_and_sent_once_captured_once(
     time.sleep(max(0.0, VISIBILITY_TIMEOUT + 1 - (time.monotonic() - delivered_at)))
     second = processes.worker("worker-2", queue=broker.queue, **worker_env)
     wait_for(
-        lambda: "payouts_dispatch_batch_task" in second.output(),
+        lambda: "payouts_dispatch_round_task" in second.output(),
         timeout=30,
         what=f"the redelivered batch task; worker-2 log:\n{second.output()[-3000:]}",
     )

@@ -27,7 +27,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-import payouts.services
+import payouts.services.create
+import payouts.services.dispatch
+import payouts.services.requery
+import payouts.services.settle
 import wallets.services
 from core.exceptions import ConflictError
 from merchants.models import Mode
@@ -151,9 +154,11 @@ def _second_reserve_waits_for_the_first(interleaving, account: MerchantCreated):
     first = interleaving.session("A", creating(account, key="reserve-A"))
     second = interleaving.session("B", creating(account, key="reserve-B"))
     first_holds_lock = interleaving.pause_after(
-        payouts.services, "wallet_reserve_atomic", session=first
+        payouts.services.create, "wallet_reserve_if_covered", session=first
     )
-    second_at_lock = interleaving.reach(payouts.services, "wallet_reserve_atomic", session=second)
+    second_at_lock = interleaving.reach(
+        payouts.services.create, "wallet_reserve_if_covered", session=second
+    )
 
     first.start()
     first_holds_lock.wait()  # A: payout inserted, reserved, wallet row locked, not committed
@@ -222,8 +227,10 @@ def _second_create_inserts_while_the_first_is_open(
     the unique index (wallet, idempotency key) until A commits."""
     first = interleaving.session("A", creating(account, key="one-key"))
     second = interleaving.session("B", creating(account, key="one-key", amount=second_amount))
-    first_open = interleaving.pause_after(payouts.services, "wallet_reserve_atomic", session=first)
-    second_inserting = interleaving.reach(payouts.services, "_payout_insert", session=second)
+    first_open = interleaving.pause_after(
+        payouts.services.create, "wallet_reserve_if_covered", session=first
+    )
+    second_inserting = interleaving.reach(payouts.services.create, "_payout_insert", session=second)
 
     first.start()
     first_open.wait()  # A: payout row inserted, not committed
@@ -317,7 +324,9 @@ def test_requery_settling_first_makes_the_manual_resolution_a_conflict(
 ) -> None:
     requery = interleaving.session("A", lambda: payout_requery(payout=ambiguous_payout))
     manual = interleaving.session("B", resolving_as_failed(ambiguous_payout, finance_user))
-    requery_captured = interleaving.pause_after(payouts.services, "wallet_capture", session=requery)
+    requery_captured = interleaving.pause_after(
+        payouts.services.settle, "wallet_reservations_settle", session=requery
+    )
 
     requery.start()
     requery_captured.wait()  # A: payout row locked, successful, funds captured, not committed
@@ -342,8 +351,12 @@ def test_manual_resolution_first_makes_the_requery_a_no_op(
 ) -> None:
     requery = interleaving.session("A", lambda: payout_requery(payout=ambiguous_payout))
     manual = interleaving.session("B", resolving_as_failed(ambiguous_payout, finance_user))
-    manual_released = interleaving.pause_after(payouts.services, "wallet_release", session=manual)
-    requery_applying = interleaving.reach(payouts.services, "_requery_apply", session=requery)
+    manual_released = interleaving.pause_after(
+        payouts.services.settle, "wallet_reservations_settle", session=manual
+    )
+    requery_applying = interleaving.reach(
+        payouts.services.requery, "payout_requery_apply", session=requery
+    )
 
     manual.start()
     manual_released.wait()  # B: payout row locked, failed, funds released, not committed
@@ -493,7 +506,7 @@ def _first_dispatcher_claims_and_stalls(interleaving, payout: Payout, clock):
     provider call for longer than the claim timeout."""
     first = interleaving.session("A", lambda: payout_dispatch(payout_id=payout.pk))
     first_claimed = interleaving.pause_after(
-        payouts.services, "payout_dispatch_claim", session=first
+        payouts.services.dispatch, "payouts_dispatch_claim", session=first
     )
     first.start()
     first_claimed.wait()
@@ -556,7 +569,7 @@ def test_stalled_dispatcher_sending_after_the_sweeper_retook_its_claim_is_verifi
     first, first_claimed = _first_dispatcher_claims_and_stalls(interleaving, reserved_payout, clock)
     sweeper = interleaving.session("B", lambda: payouts_dispatch_stuck())
     sweeper_claimed = interleaving.pause_after(
-        payouts.services, "payout_dispatch_claim", session=sweeper
+        payouts.services.dispatch, "payouts_dispatch_claim", session=sweeper
     )
     sweeper.start()
     sweeper_claimed.wait()

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from itertools import count
+from types import ModuleType
+from typing import Any
 
+import pytest
+
+from payouts import services as payout_services
 from payouts.models import Payout
+from payouts.services import DispatchClaim, payouts_dispatch_claim
 from tests.celery_worker import celery_client_reset as celery_client_reset
 from wallets.models import Wallet
 from wallets.selectors import wallet_totals
@@ -48,3 +55,17 @@ def assert_wallet_balanced(wallet: Wallet) -> None:
 
 def reload(payout: Payout) -> Payout:
     return Payout.objects.get(pk=payout.pk)
+
+
+def dispatch_claim(*, payout_id: int) -> DispatchClaim | None:
+    """Claims one payout as a dispatch round of one would (``reserved`` → ``processing``, or a
+    stale claim retaken), and sends nothing: a worker that dies right after its claim."""
+    claims = payouts_dispatch_claim(limit=1, payout_ids=[payout_id], retake_stale=True)
+    return claims[0] if claims else None
+
+
+def provider_get_replace(monkeypatch: pytest.MonkeyPatch, get: Callable[[str], Any]) -> None:
+    """Every payout service module that looks a provider up gets ``get`` instead."""
+    for module in vars(payout_services).values():
+        if isinstance(module, ModuleType) and hasattr(module, "provider_get"):
+            monkeypatch.setattr(module, "provider_get", get)

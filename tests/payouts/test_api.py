@@ -143,7 +143,7 @@ def test_create_wakes_the_batch_dispatcher_on_commit(
 ) -> None:
     published: list[dict[str, Any]] = []
     monkeypatch.setattr(
-        payout_tasks.payouts_dispatch_batch_task,
+        payout_tasks.payouts_dispatch_round_task,
         "apply_async",
         lambda *args, **options: published.append(options),
     )
@@ -164,7 +164,7 @@ def test_create_answers_202_when_the_broker_is_down(
     def unreachable(*args: Any, **options: Any) -> None:
         raise OSError("broker unreachable")
 
-    monkeypatch.setattr(payout_tasks.payouts_dispatch_batch_task, "apply_async", unreachable)
+    monkeypatch.setattr(payout_tasks.payouts_dispatch_round_task, "apply_async", unreachable)
     with django_capture_on_commit_callbacks(execute=True):
         response = post_create(test_client, payload())
     assert response.status_code == 202

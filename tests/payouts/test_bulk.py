@@ -23,8 +23,8 @@ from beneficiaries.services import beneficiary_create, beneficiary_delete
 from core.api.throttling import SecretKeyRateThrottle
 from core.money import AMOUNT_RULE
 from merchants.models import Mode
-from payouts import services
 from payouts.models import Payout, PayoutBatch, PayoutStatus
+from payouts.services import bulk as bulk_services
 from payouts.services import payout_create, payout_dispatch
 from tests.payouts.helpers import (
     GOOD_ACCOUNT,
@@ -109,14 +109,14 @@ def reserve_entries() -> int:
 def after_prepare(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any]) -> None:
     """Runs ``action`` between the checks of a bulk create and its transaction, as a
     concurrent request would."""
-    prepare = services._batch_prepare
+    prepare = bulk_services._batch_prepare
 
     def prepare_then_act(**kwargs: Any) -> Any:
         steps = prepare(**kwargs)
         action()
         return steps
 
-    monkeypatch.setattr(services, "_batch_prepare", prepare_then_act)
+    monkeypatch.setattr(bulk_services, "_batch_prepare", prepare_then_act)
 
 
 # --- Accepted, duplicate, rejected --------------------------------------------------------------
@@ -609,13 +609,13 @@ def test_the_same_account_twice_costs_one_name_enquiry(
     test_client, funded_wallet, monkeypatch
 ) -> None:
     asked: list[str] = []
-    resolve = services.name_enquiry_resolve
+    resolve = bulk_services.name_enquiry_resolve
 
     def counting(**kwargs: Any) -> Any:
         asked.append(kwargs["account_number"])
         return resolve(**kwargs)
 
-    monkeypatch.setattr(services, "name_enquiry_resolve", counting)
+    monkeypatch.setattr(bulk_services, "name_enquiry_resolve", counting)
     response = post_bulk(
         test_client, bulk_body([item(), item(), item(account_number="1111111111")])
     )

@@ -86,7 +86,7 @@ def test_worker_takes_a_payout_from_reserved_to_successful(
     assert_wallet_balanced(wallet)
     details = client.get(f"{PAYOUTS_URL}/{payout.pk}").json()["data"]
     assert details["status"] == "successful"
-    assert _log_mentions(celery_worker, "payouts_dispatch_batch_task")
+    assert _log_mentions(celery_worker, "payouts_dispatch_round_task")
 
 
 def _log_mentions(worker: Process, text: str) -> bool:

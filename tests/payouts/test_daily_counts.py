@@ -51,7 +51,7 @@ from payouts.services import (
     payout_counts_fold,
     payout_counts_rebuild,
     payout_create,
-    payouts_dispatch_batch,
+    payouts_dispatch_round,
 )
 from tests.payouts.factories import PayoutFactory
 from tests.payouts.helpers import GOOD_ACCOUNT, GTB_CODE, fund_wallet
@@ -188,7 +188,7 @@ class PayoutCountsMachine(RuleBasedStateMachine):
 
     @rule()
     def dispatched_in_a_batch(self) -> None:
-        payouts_dispatch_batch(limit=5)
+        payouts_dispatch_round(limit=5)
 
     @rule(data=st.data(), status=BEHIND_STATUSES)
     def status_saved(self, data: st.DataObject, status: str) -> None:

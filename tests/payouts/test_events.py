@@ -15,7 +15,7 @@ from payouts.services import (
     payout_dispatch,
     payout_requery,
     payout_resolve_manually,
-    payouts_dispatch_batch,
+    payouts_dispatch_round,
 )
 from tests.payouts.helpers import reload
 from webhooks.models import Event, WebhookDelivery
@@ -91,7 +91,7 @@ def test_a_batch_records_its_events_together_with_what_single_dispatches_record(
     ambiguous = create_payout(account_number="1000000002").payout
 
     with django_capture_on_commit_callbacks() as callbacks:
-        payouts_dispatch_batch()
+        payouts_dispatch_round()
 
     bodies = {event.payout_id: json.loads(event.body) for event in Event.objects.all()}
     assert sorted(bodies) == sorted([succeeded.pk, failed.pk])

@@ -249,7 +249,7 @@ def test_approval_and_its_audit_record_commit_together(
     def broken_audit(**kwargs):
         raise RuntimeError("audit store unavailable")
 
-    monkeypatch.setattr("payouts.services.audit_record", broken_audit)
+    monkeypatch.setattr("payouts.services.resolution.audit_record", broken_audit)
     with pytest.raises(RuntimeError):
         payout_resolution_approve(proposal_id=proposal.pk, approver=approver)
     assert reload(ambiguous_payout).status == PayoutStatus.AMBIGUOUS

@@ -20,13 +20,12 @@ from payouts.services import (
     NOT_ELIGIBLE_MESSAGE,
     internal_reference_generate,
     payout_dispatch,
-    payout_dispatch_claim,
     payout_fingerprint,
     payout_requery,
     payout_resolve_manually,
 )
 from payouts.state_machine import IllegalTransitionError
-from tests.payouts.helpers import assert_wallet_balanced, fund_wallet, reload
+from tests.payouts.helpers import assert_wallet_balanced, dispatch_claim, fund_wallet, reload
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
 from wallets.models import LedgerEntry, LedgerEntryType, WalletStatus
 from wallets.providers.sandbox import sandbox_account_name
@@ -325,7 +324,7 @@ def test_dispatch_of_missing_payout_does_nothing(db) -> None:
 
 def test_dispatch_skips_a_payout_being_dispatched(funded_wallet, create_payout) -> None:
     payout = create_payout().payout
-    assert payout_dispatch_claim(payout_id=payout.pk) is not None
+    assert dispatch_claim(payout_id=payout.pk) is not None
     assert payout_dispatch(payout_id=payout.pk) is None
     assert reload(payout).status == PayoutStatus.PROCESSING
     assert not SandboxTransfer.objects.exists()
@@ -335,11 +334,11 @@ def test_stale_claim_is_retaken_without_sending_twice(funded_wallet, create_payo
     """The worker sent the transfer and died before recording it: the next attempt asks the
     provider by reference and settles from its answer, without a second transfer."""
     from payouts.providers.sandbox import SandboxProvider
-    from payouts.services import _transfer_request
+    from payouts.services import transfer_request
 
     payout = create_payout().payout
-    claim = payout_dispatch_claim(payout_id=payout.pk)
-    SandboxProvider().initiate_transfer(_transfer_request(claim.payout))  # then the crash
+    claim = dispatch_claim(payout_id=payout.pk)
+    SandboxProvider().initiate_transfer(transfer_request(claim.payout))  # then the crash
     Payout.objects.filter(pk=payout.pk).update(
         dispatch_claimed_at=timezone.now() - timedelta(minutes=10)
     )
@@ -353,7 +352,7 @@ def test_stale_claim_is_retaken_without_sending_twice(funded_wallet, create_payo
 
 def test_stale_claim_never_sent_is_sent_once(funded_wallet, create_payout) -> None:
     payout = create_payout().payout
-    payout_dispatch_claim(payout_id=payout.pk)
+    dispatch_claim(payout_id=payout.pk)
     Payout.objects.filter(pk=payout.pk).update(
         dispatch_claimed_at=timezone.now() - timedelta(minutes=10)
     )
@@ -426,7 +425,7 @@ def test_requery_of_payout_being_dispatched_changes_nothing(
     funded_wallet, create_payout, django_capture_on_commit_callbacks
 ) -> None:
     payout = create_payout().payout
-    payout_dispatch_claim(payout_id=payout.pk)
+    dispatch_claim(payout_id=payout.pk)
     with django_capture_on_commit_callbacks() as callbacks:
         requeried = payout_requery(payout=reload(payout))
     assert requeried.status == PayoutStatus.PROCESSING
@@ -538,9 +537,11 @@ def test_resolved_payout_cannot_be_resolved_again(ambiguous_payout, staff_user) 
 
 def test_state_machine_guards_the_services(funded_wallet, create_payout) -> None:
     """A successful payout cannot be failed by a late provider answer."""
-    from payouts.services import _fail
+    from payouts.services import PayoutFinalEffects, payout_fail
 
     payout = create_payout().payout
     payout_dispatch(payout_id=payout.pk)
     with pytest.raises(IllegalTransitionError):
-        _fail(reload(payout), now=timezone.now(), message="late")
+        payout_fail(
+            reload(payout), now=timezone.now(), message="late", effects=PayoutFinalEffects()
+        )

@@ -18,12 +18,11 @@ from payouts.exceptions import DispatchDeferredError
 from payouts.models import Payout, PayoutStatus
 from payouts.services import (
     payout_dispatch,
-    payout_dispatch_claim,
     payout_requery,
 )
 from payouts.tasks import payout_dispatch_task
 from tests.payouts.conftest import PAYSTACK_BASE
-from tests.payouts.helpers import assert_wallet_balanced, reload
+from tests.payouts.helpers import assert_wallet_balanced, dispatch_claim, reload
 from wallets.models import LedgerEntry, LedgerEntryType
 
 pytestmark = pytest.mark.django_db
@@ -197,7 +196,7 @@ def test_crashed_attempt_is_verified_before_anything_is_resent(
     """The worker died holding the claim: its transfer may exist. While Paystack cannot be
     asked, nothing is sent; once it says it has no such transfer, it is sent once."""
     reference = live_payout.internal_reference
-    payout_dispatch_claim(payout_id=live_payout.pk)
+    dispatch_claim(payout_id=live_payout.pk)
     Payout.objects.filter(pk=live_payout.pk).update(
         dispatch_claimed_at=timezone.now() - timedelta(minutes=10)
     )
@@ -224,7 +223,7 @@ def test_crashed_attempt_is_verified_before_anything_is_resent(
 
 def test_crashed_attempt_that_got_through_is_not_resent(rsps, live_mode, live_payout) -> None:
     reference = live_payout.internal_reference
-    payout_dispatch_claim(payout_id=live_payout.pk)
+    dispatch_claim(payout_id=live_payout.pk)
     Payout.objects.filter(pk=live_payout.pk).update(
         dispatch_claimed_at=timezone.now() - timedelta(minutes=10)
     )

@@ -1,4 +1,4 @@
-"""The batch dispatch task and the debounced wake that publishes it when payouts commit."""
+"""The dispatch round task and the debounced wake that publishes it when payouts commit."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from payouts import services, tasks
-from payouts.services import DispatchBatchReport
+from payouts.services import DispatchRoundReport
 from payouts.tasks import DispatchWake
 
 
@@ -52,7 +52,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 def publishes(monkeypatch: pytest.MonkeyPatch, clock: FakeClock) -> Publishes:
     recorder = Publishes(clock=clock)
-    monkeypatch.setattr(tasks.payouts_dispatch_batch_task, "apply_async", recorder.apply_async)
+    monkeypatch.setattr(tasks.payouts_dispatch_round_task, "apply_async", recorder.apply_async)
     return recorder
 
 
@@ -163,49 +163,49 @@ def test_a_broker_outage_is_logged_and_never_raises(
     publishes.fail = True
     with caplog.at_level(logging.ERROR, logger="payouts.tasks"):
         assert wake() is False
-    assert "could not enqueue dispatch" in caplog.text
+    assert "could not enqueue a dispatch round" in caplog.text
 
 
-def test_the_batch_task_runs_batches_while_they_are_full(
+def test_the_round_task_runs_rounds_while_they_are_full(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fullness = iter([True, True, False, True])
     calls: list[int] = []
 
-    def batch() -> DispatchBatchReport:
+    def one_round() -> DispatchRoundReport:
         calls.append(1)
         full = next(fullness)
-        return DispatchBatchReport(limit=2, claimed=2 if full else 1)
+        return DispatchRoundReport(limit=2, claimed=2 if full else 1)
 
-    monkeypatch.setattr(services, "payouts_dispatch_batch", batch)
-    summary = tasks.payouts_dispatch_batch_task.run()
+    monkeypatch.setattr(services, "payouts_dispatch_round", one_round)
+    summary = tasks.payouts_dispatch_round_task.run()
     assert len(calls) == 3
-    assert summary.count("dispatch_batch:") == 3
+    assert summary.count("dispatch_round:") == 3
 
 
-def test_the_batch_task_stops_after_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_round_task_stops_after_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
 
-    def batch() -> DispatchBatchReport:
+    def one_round() -> DispatchRoundReport:
         calls.append(1)
-        return DispatchBatchReport(limit=1, claimed=1)
+        return DispatchRoundReport(limit=1, claimed=1)
 
-    monkeypatch.setattr(services, "payouts_dispatch_batch", batch)
-    tasks.payouts_dispatch_batch_task.run()
-    assert len(calls) == tasks.DISPATCH_BATCHES_PER_RUN
+    monkeypatch.setattr(services, "payouts_dispatch_round", one_round)
+    tasks.payouts_dispatch_round_task.run()
+    assert len(calls) == tasks.DISPATCH_ROUNDS_PER_RUN
 
 
-def test_beat_runs_the_batch_dispatcher(settings: Any) -> None:
-    entry = settings.CELERY_BEAT_SCHEDULE["payouts-dispatch-batch"]
-    assert entry["task"] == "payouts.tasks.payouts_dispatch_batch_task"
+def test_beat_runs_a_dispatch_round(settings: Any) -> None:
+    entry = settings.CELERY_BEAT_SCHEDULE["payouts-dispatch-round"]
+    assert entry["task"] == "payouts.tasks.payouts_dispatch_round_task"
     assert entry["schedule"].total_seconds() == 5
 
 
 @pytest.mark.django_db
-def test_the_batch_task_dispatches_reserved_payouts(funded_wallet, create_payout) -> None:
+def test_the_round_task_dispatches_reserved_payouts(funded_wallet, create_payout) -> None:
     payouts = [create_payout().payout for _ in range(3)]
-    assert tasks.payouts_dispatch_batch_task.run() == (
-        "dispatch_batch: 3 payout(s) claimed: 3 successful"
+    assert tasks.payouts_dispatch_round_task.run() == (
+        "dispatch_round: 3 payout(s) claimed: 3 successful"
     )
     for payout in payouts:
         payout.refresh_from_db()

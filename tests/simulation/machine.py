@@ -433,7 +433,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         due = self.env.broker.due()
         dispatch_tasks = (
             payout_tasks.payout_dispatch_task.name,
-            payout_tasks.payouts_dispatch_batch_task.name,
+            payout_tasks.payouts_dispatch_round_task.name,
         )
         dispatches = [m for m in due if m.task_name in dispatch_tasks]
         if (
@@ -506,7 +506,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
             ]
         )
     )
-    def beat_dispatch_batch(self, crash: CrashPoint | None = None) -> None:
+    def beat_dispatch_round(self, crash: CrashPoint | None = None) -> None:
         """Beat's batch dispatch, in a process that may die at a named point."""
         provider = self.env.provider
         if crash in (
@@ -516,7 +516,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
             provider.crash_next_initiate = crash
         try:
             summary = self._committed(
-                lambda: payout_tasks.payouts_dispatch_batch_task.run(),
+                lambda: payout_tasks.payouts_dispatch_round_task.run(),
                 lose_queued=crash == CrashPoint.AFTER_SETTLEMENT_BEFORE_ENQUEUE,
             )
         except SimulatedCrash as crashed:
@@ -650,7 +650,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         env.receiver.answers.clear()
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
-            self.beat_dispatch_batch()
+            self.beat_dispatch_round()
             self.beat_dispatch_stuck()
             self.beat_requery_due()
             self.beat_webhook_sweep()
@@ -777,7 +777,7 @@ def environment_open(
         task.name: task
         for task in (
             payout_tasks.payout_dispatch_task,
-            payout_tasks.payouts_dispatch_batch_task,
+            payout_tasks.payouts_dispatch_round_task,
             payout_tasks.payout_requery_task,
             webhook_tasks.webhook_delivery_send_task,
         )

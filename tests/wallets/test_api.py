@@ -10,9 +10,12 @@ from rest_framework.test import APIClient
 
 from merchants.models import Mode
 from merchants.services import merchant_create, secret_key_rotate
+from tests.wallets.writers import wallet_capture, wallet_reserve
 from wallets.models import Bank, FundingTransfer, LedgerEntry
 from wallets.selectors import wallet_get
-from wallets.services import wallet_capture, wallet_lock, wallet_reserve
+from wallets.services import (
+    wallet_lock,
+)
 
 pytestmark = pytest.mark.django_db
 

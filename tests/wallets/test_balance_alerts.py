@@ -21,15 +21,13 @@ from merchants.models import Mode
 from merchants.services import webhook_settings_set
 from payouts.services import payout_create
 from tests.wallets.factories import WalletFactory
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets.exceptions import InsufficientBalanceError
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 from wallets.services import (
     wallet_alerts_set,
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
-    wallet_reserve,
 )
 from webhooks.events import event_timestamp
 from webhooks.models import Event, EventType, WebhookDelivery

@@ -1,5 +1,5 @@
 """Real threads against one wallet on PostgreSQL: the row lock must serialise every balance
-change. Without ``select_for_update`` in ``wallet_lock``, or with a ``wallet_reserve_atomic``
+change. Without ``select_for_update`` in ``wallet_lock``, or with a ``wallet_reserve_if_covered``
 that read the balance before its update, these tests lose updates or overdraw and fail."""
 
 from __future__ import annotations
@@ -16,11 +16,16 @@ from django.test import Client
 
 from merchants.models import Mode
 from merchants.services import merchant_create
+from tests.wallets.writers import wallet_reserve
 from wallets.api.views import funding_signature_compute
 from wallets.exceptions import InsufficientBalanceError
 from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, Wallet
 from wallets.selectors import ledger_snapshot_mismatch_count, wallet_totals
-from wallets.services import wallet_fund, wallet_lock, wallet_reserve, wallet_reserve_atomic
+from wallets.services import (
+    wallet_fund,
+    wallet_lock,
+    wallet_reserve_if_covered,
+)
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -131,7 +136,7 @@ def test_concurrent_atomic_reservations_never_overdraw(wallet: Wallet) -> None:
     def reserve(index: int) -> bool:
         try:
             with transaction.atomic():
-                wallet_reserve_atomic(
+                wallet_reserve_if_covered(
                     wallet_id=wallet.pk, amount=D("30.00"), reference=f"A-{index}"
                 )
         except InsufficientBalanceError:
@@ -170,7 +175,7 @@ def test_atomic_reservations_fundings_and_locked_reservations_interleave_without
                         locked = wallet_lock(wallet_id=wallet.pk)
                         wallet_reserve(wallet=locked, amount=D("7.00"), reference=reference)
                     else:
-                        wallet_reserve_atomic(
+                        wallet_reserve_if_covered(
                             wallet_id=wallet.pk, amount=D("7.00"), reference=reference
                         )
                 done["reserved"] += 1

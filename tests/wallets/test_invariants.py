@@ -21,15 +21,13 @@ from hypothesis.stateful import (
 )
 
 from tests.wallets.factories import WalletFactory
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
 from wallets.models import LedgerEntry, Wallet, WalletStatus
 from wallets.selectors import wallet_totals
 from wallets.services import (
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
-    wallet_reserve,
     wallet_status_set,
 )
 

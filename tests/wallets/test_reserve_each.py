@@ -10,6 +10,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from tests.wallets.writers import wallet_reserve
 from wallets.exceptions import WalletInactiveError
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet, WalletStatus
 from wallets.selectors import wallet_totals
@@ -18,7 +19,6 @@ from wallets.services import (
     wallet_alerts_set,
     wallet_fund,
     wallet_lock,
-    wallet_reserve,
     wallet_reserve_each,
     wallet_status_set,
 )

@@ -9,6 +9,7 @@ from core.exceptions import ApplicationError, NotFoundError
 from merchants.models import Mode
 from merchants.services import merchant_create
 from tests.wallets.factories import FundingTransferFactory
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets.exceptions import (
     FundingReferenceConflictError,
     InsufficientBalanceError,
@@ -20,11 +21,8 @@ from wallets.selectors import wallet_get, wallet_totals
 from wallets.services import (
     fee_tiers_validate,
     funding_receive,
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
-    wallet_reserve,
     wallet_status_set,
 )
 

@@ -19,14 +19,12 @@ from hypothesis import strategies as st
 
 from core.dates import local_date, local_day_start, local_today
 from tests.wallets.factories import WalletFactory
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets import statements
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 from wallets.services import (
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
-    wallet_reserve,
     wallet_return,
 )
 from wallets.statements import (

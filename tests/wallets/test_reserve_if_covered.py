@@ -1,4 +1,4 @@
-"""``wallet_reserve_atomic``: a payout create's reservation as one conditional ``UPDATE …
+"""``wallet_reserve_if_covered``: a payout create's reservation as one conditional ``UPDATE …
 RETURNING`` and its ledger entry, writing what ``wallet_reserve`` writes and refusing what it
 refuses."""
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from core.exceptions import ApplicationError, NotFoundError
 from core.money import MAX_AMOUNT
 from tests.wallets.factories import WalletFactory
+from tests.wallets.writers import wallet_reserve
 from wallets.exceptions import (
     INSUFFICIENT_BALANCE_MESSAGE,
     WALLET_INACTIVE_MESSAGE,
@@ -29,8 +30,7 @@ from wallets.services import (
     wallet_alerts_set,
     wallet_fund,
     wallet_lock,
-    wallet_reserve,
-    wallet_reserve_atomic,
+    wallet_reserve_if_covered,
     wallet_status_set,
 )
 from webhooks.models import Event, EventType
@@ -49,7 +49,7 @@ def _funded(wallet: Wallet, amount: str) -> Wallet:
 
 def _reserve(wallet: Wallet, amount: str | Decimal, payout_id: int | None = None) -> LedgerEntry:
     with transaction.atomic():
-        return wallet_reserve_atomic(
+        return wallet_reserve_if_covered(
             wallet_id=wallet.pk,
             amount=D(amount),
             reference=f"po_atomic_{next(_references)}",
@@ -105,7 +105,7 @@ def test_writes_what_wallet_reserve_writes(test_wallet: Wallet, live_wallet: Wal
                 reference=f"po_same_{n}",
                 payout_id=n,
             )
-            wallet_reserve_atomic(
+            wallet_reserve_if_covered(
                 wallet_id=updated_at_once.pk,
                 amount=D(amount),
                 reference=f"po_same_{n}",
@@ -219,7 +219,7 @@ def test_an_inactive_wallet_is_refused_as_inactive_even_when_the_amount_is_too_l
 
 def test_an_unknown_wallet_is_not_found(db: None) -> None:
     with pytest.raises(NotFoundError, match="Wallet not found"), transaction.atomic():
-        wallet_reserve_atomic(wallet_id=999_999_999, amount=D("1.00"), reference="po_none")
+        wallet_reserve_if_covered(wallet_id=999_999_999, amount=D("1.00"), reference="po_none")
 
 
 @pytest.mark.parametrize(
@@ -238,21 +238,21 @@ def test_refuses_an_amount_that_is_not_a_positive_two_place_decimal(
     wallet = _funded(test_wallet, "100.00")
     before = _state(wallet)
     with pytest.raises(error), transaction.atomic():
-        wallet_reserve_atomic(wallet_id=wallet.pk, amount=amount, reference="po_bad")
+        wallet_reserve_if_covered(wallet_id=wallet.pk, amount=amount, reference="po_bad")
     assert _state(wallet) == before
 
 
 def test_needs_the_callers_transaction(test_wallet: Wallet) -> None:
     wallet = _funded(test_wallet, "100.00")
     with pytest.raises(RuntimeError, match="inside transaction.atomic"):
-        wallet_reserve_atomic(wallet_id=wallet.pk, amount=D("1.00"), reference="po_x")
+        wallet_reserve_if_covered(wallet_id=wallet.pk, amount=D("1.00"), reference="po_x")
 
 
 def test_one_update_and_the_entry_when_the_alert_does_not_flip(test_wallet: Wallet) -> None:
     wallet = _funded(test_wallet, "1000.00")
     wallet_alerts_set(wallet_id=wallet.pk, low_balance_threshold=D("100.00"))
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        wallet_reserve_atomic(wallet_id=wallet.pk, amount=D("900.00"), reference="po_q")
+        wallet_reserve_if_covered(wallet_id=wallet.pk, amount=D("900.00"), reference="po_q")
     statements = [query["sql"].split(" ")[0:3] for query in queries.captured_queries]
     assert [s for s in statements if s[0] in ("UPDATE", "INSERT", "SELECT")] == [
         ["UPDATE", '"wallets_wallet"', "SET"],
@@ -330,7 +330,7 @@ def test_a_rolled_back_reservation_leaves_no_alert(test_wallet: Wallet) -> None:
     wallet_alerts_set(wallet_id=wallet.pk, low_balance_threshold=D("500.00"))
     before = _state(wallet)
     with pytest.raises(RuntimeError, match="payout insert failed"), transaction.atomic():
-        wallet_reserve_atomic(wallet_id=wallet.pk, amount=D("600.00"), reference="po_rb")
+        wallet_reserve_if_covered(wallet_id=wallet.pk, amount=D("600.00"), reference="po_rb")
         raise RuntimeError("payout insert failed")
     assert _state(wallet) == before
     assert _balance_low_alerts(wallet) == []
@@ -396,7 +396,7 @@ def _lock_then_reserve(wallet: Wallet, amount: Decimal, reference: str) -> Ledge
 
 def _reserve_at_once(wallet: Wallet, amount: Decimal, reference: str) -> LedgerEntry:
     with transaction.atomic():
-        return wallet_reserve_atomic(wallet_id=wallet.pk, amount=amount, reference=reference)
+        return wallet_reserve_if_covered(wallet_id=wallet.pk, amount=amount, reference=reference)
 
 
 @settings(

@@ -1,5 +1,5 @@
-"""``payouts_dispatch_batch``: reserved payouts claimed, sent and settled in batches, with the
-rules of the single dispatch and statements that do not grow with the batch."""
+"""``payouts_dispatch_round``: reserved payouts claimed, sent and settled in rounds, with the
+rules of a dispatch of one and statements that do not grow with the round."""
 
 from __future__ import annotations
 
@@ -34,10 +34,16 @@ from payouts.providers.sandbox import (
 from payouts.services import (
     DispatchStep,
     payout_dispatch,
-    payouts_dispatch_batch,
+    payouts_dispatch_round,
     payouts_dispatch_stuck,
 )
-from tests.payouts.helpers import GOOD_ACCOUNT, GTB_CODE, assert_wallet_balanced, fund_wallet
+from tests.payouts.helpers import (
+    GOOD_ACCOUNT,
+    GTB_CODE,
+    assert_wallet_balanced,
+    fund_wallet,
+    provider_get_replace,
+)
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 from wallets.selectors import wallet_get, wallet_totals
 from webhooks.models import Event, EventType
@@ -61,7 +67,7 @@ def test_mixed_magic_accounts_are_each_settled_as_a_single_dispatch_would(
     ]
     payouts = [create_payout(account_number=account).payout for account in accounts]
 
-    report = payouts_dispatch_batch()
+    report = payouts_dispatch_round()
 
     assert report.claimed == 5 and not report.full
     assert report.outcomes == {"ambiguous": 2, "failed": 1, "successful": 2}
@@ -98,10 +104,10 @@ def test_mixed_magic_accounts_are_each_settled_as_a_single_dispatch_would(
     assert_wallet_balanced(funded_wallet)
 
 
-def test_a_batch_writes_what_single_dispatches_write(
+def test_a_round_writes_what_rounds_of_one_write(
     test_wallet: Wallet, live_wallet: Wallet, create_payout: Callable[..., Any], settings: Any
 ) -> None:
-    """The same payouts dispatched one by one and in a batch end with the same statuses and the
+    """The same payouts dispatched one by one and in one round end with the same statuses and the
     same ledger entries (balances after each included)."""
     fund_wallet(test_wallet, "50000.00")
     accounts = [GOOD_ACCOUNT, ACCOUNT_FAILED, ACCOUNT_ALWAYS_AMBIGUOUS, GOOD_ACCOUNT]
@@ -118,11 +124,11 @@ def test_a_batch_writes_what_single_dispatches_write(
         **settings.NAME_ENQUIRY_PROVIDERS,
         "live": "wallets.providers.sandbox.SandboxNameEnquiryProvider",
     }
-    in_a_batch = [
+    in_one_round = [
         create_payout(mode=Mode.LIVE, account_number=a, amount=Decimal(m)).payout
         for a, m in zip(accounts, amounts, strict=True)
     ]
-    payouts_dispatch_batch()
+    payouts_dispatch_round()
 
     def written(wallet: Wallet) -> list[tuple[Any, ...]]:
         return list(
@@ -142,7 +148,7 @@ def test_a_batch_writes_what_single_dispatches_write(
     def statuses(payouts: list[Payout]) -> list[str]:
         return [Payout.objects.get(pk=p.pk).status for p in payouts]
 
-    assert statuses(in_a_batch) == statuses(one_by_one)
+    assert statuses(in_one_round) == statuses(one_by_one)
     assert written(live_wallet) == written(test_wallet)
 
 
@@ -170,7 +176,7 @@ class ScriptedProvider:
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedProvider:
     provider = ScriptedProvider()
-    monkeypatch.setattr(services, "provider_get", lambda name: provider)
+    provider_get_replace(monkeypatch, lambda name: provider)
     return provider
 
 
@@ -179,7 +185,7 @@ def test_a_refusal_fails_and_releases(
 ) -> None:
     payout = create_payout().payout
     scripted.outcomes[payout.internal_reference] = TransferOutcome.REJECTED
-    payouts_dispatch_batch()
+    payouts_dispatch_round()
     payout.refresh_from_db()
     assert payout.status == PayoutStatus.FAILED
     assert payout.dispatched_at is None
@@ -193,13 +199,15 @@ def test_not_sent_releases_the_claim_for_the_dispatch_stuck_sweeper(
     deferred, sent = create_payout().payout, create_payout().payout
     scripted.outcomes[deferred.internal_reference] = TransferOutcome.NOT_SENT
 
-    report = payouts_dispatch_batch()
+    report = payouts_dispatch_round()
 
     assert report.outcomes == {"deferred": 1, "successful": 1}
     deferred.refresh_from_db()
     assert deferred.status == PayoutStatus.PROCESSING
     assert deferred.dispatch_claimed_at is None
-    assert payouts_dispatch_batch().claimed == 0  # a batch takes reserved payouts only
+    assert (
+        payouts_dispatch_round().claimed == 0
+    )  # a round without retake_stale takes reserved payouts only
     scripted.outcomes.clear()
     sweep = payouts_dispatch_stuck()
     assert sweep.outcomes == {"successful": 1}
@@ -215,15 +223,16 @@ def test_an_answer_after_another_attempt_took_over_is_kept_for_audit_only(
     funded_wallet: Wallet, create_payout: Callable[..., Any]
 ) -> None:
     payout = create_payout().payout
-    [claim] = services._dispatch_batch_claim(limit=10, older_than=None)
+    [claim] = services.payouts_dispatch_claim(limit=10)
     Payout.objects.filter(pk=payout.pk).update(dispatch_attempts=2)  # retaken meanwhile
     answer = TransferResult(
         outcome=TransferOutcome.SUCCESSFUL,
         raw=(ProviderExchange(operation="late", http_status=200, body={}),),
     )
 
-    [(step, applied)] = services._dispatch_batch_apply(
-        attempts={payout.pk: claim.attempt}, results={payout.pk: answer}
+    [(step, applied)] = services.payouts_dispatch_apply(
+        attempts={payout.pk: claim.attempt},
+        answers={payout.pk: services.DispatchAnswer(result=answer, verify_before_send=False)},
     )
 
     assert step == DispatchStep.SKIPPED
@@ -241,8 +250,8 @@ def test_a_provider_that_raises_leaves_its_payouts_claimed_for_the_sweeper(
     def broken(name: str) -> Any:
         raise RuntimeError("provider adapter bug")
 
-    monkeypatch.setattr(services, "provider_get", broken)
-    report = payouts_dispatch_batch()
+    provider_get_replace(monkeypatch, broken)
+    report = payouts_dispatch_round()
     assert report.outcomes == {"unanswered": 1}
     payout.refresh_from_db()
     assert payout.status == PayoutStatus.PROCESSING
@@ -252,10 +261,10 @@ def test_a_provider_that_raises_leaves_its_payouts_claimed_for_the_sweeper(
 def test_limit_and_older_than_choose_the_oldest_reserved_payouts(
     funded_wallet: Wallet, create_payout: Callable[..., Any], settings: Any
 ) -> None:
-    settings.PAYOUT_DISPATCH_BATCH_SIZE = 2
+    settings.PAYOUT_DISPATCH_ROUND_SIZE = 2
     first, second, third = (create_payout().payout for _ in range(3))
-    assert payouts_dispatch_batch(older_than=services.dispatch_claim_timeout()).claimed == 0
-    report = payouts_dispatch_batch()
+    assert payouts_dispatch_round(older_than=services.dispatch_claim_timeout()).claimed == 0
+    report = payouts_dispatch_round()
     assert (report.claimed, report.full) == (2, True)
     assert [Payout.objects.get(pk=p.pk).status for p in (first, second, third)] == [
         PayoutStatus.SUCCESSFUL,
@@ -265,7 +274,7 @@ def test_limit_and_older_than_choose_the_oldest_reserved_payouts(
 
 
 def _statements(queries: CaptureQueriesContext) -> list[str]:
-    """The statements of a batch but the events of the payouts that end final (four for them
+    """The statements of a round but the events of the payouts that end final (four for them
     all: a savepoint, the events' insert, the webhook settings of their merchants, its release)
     and the savepoints of the steps' transactions."""
     event_statements = ("webhooks_", "merchants_webhooksettings", "SAVEPOINT")
@@ -277,7 +286,7 @@ def _statements(queries: CaptureQueriesContext) -> list[str]:
 
 
 @pytest.mark.parametrize("size", [3, 40])
-def test_statements_per_batch_do_not_grow_with_its_size(
+def test_statements_per_round_do_not_grow_with_its_size(
     test_wallet: Wallet, create_payout: Callable[..., Any], size: int
 ) -> None:
     fund_wallet(test_wallet, "1000000.00")
@@ -285,7 +294,7 @@ def test_statements_per_batch_do_not_grow_with_its_size(
         create_payout(account_number=ACCOUNT_FAILED if n % 3 == 0 else GOOD_ACCOUNT)
 
     with CaptureQueriesContext(connection) as queries:
-        report = payouts_dispatch_batch()
+        report = payouts_dispatch_round()
 
     assert report.claimed == size
     statements = _statements(queries)
@@ -331,7 +340,7 @@ def test_two_concurrent_claims_take_disjoint_payouts() -> None:
     def first() -> None:
         try:
             with transaction.atomic():
-                claims = services._dispatch_batch_claim(limit=4, older_than=None)
+                claims = services.payouts_dispatch_claim(limit=4)
                 claimed["first"] = [claim.payout.pk for claim in claims]
                 first_holds.set()
                 second_done.wait(timeout=30)  # its row locks held meanwhile
@@ -344,7 +353,7 @@ def test_two_concurrent_claims_take_disjoint_payouts() -> None:
     def second() -> None:
         try:
             first_holds.wait(timeout=30)
-            claims = services._dispatch_batch_claim(limit=4, older_than=None)
+            claims = services.payouts_dispatch_claim(limit=4)
             claimed["second"] = [claim.payout.pk for claim in claims]
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
@@ -364,7 +373,7 @@ def test_two_concurrent_claims_take_disjoint_payouts() -> None:
     assert set(processing.values_list("pk", flat=True)) == set(claimed["first"] + claimed["second"])
 
 
-# --- Generated batches ------------------------------------------------------------------------
+# --- Generated rounds -------------------------------------------------------------------------
 
 INITIATE_OUTCOMES = [
     TransferOutcome.SUCCESSFUL,
@@ -374,7 +383,7 @@ INITIATE_OUTCOMES = [
     TransferOutcome.REJECTED,
     TransferOutcome.NOT_SENT,
 ]
-batches = st.lists(
+round_payouts = st.lists(
     st.tuples(
         st.integers(min_value=1, max_value=2_000_000).map(lambda kobo: Decimal(kobo).scaleb(-2)),
         st.sampled_from(INITIATE_OUTCOMES),
@@ -403,8 +412,8 @@ def rolled_back() -> Callable[[], Iterator[None]]:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(rounds=st.lists(batches, min_size=1, max_size=3), limit=st.integers(1, 8))
-def test_generated_batches_keep_the_money_exact(
+@given(rounds=st.lists(round_payouts, min_size=1, max_size=3), limit=st.integers(1, 8))
+def test_generated_rounds_keep_the_money_exact(
     merchant_account: Any,
     scripted: ScriptedProvider,
     rolled_back: Callable[[], Any],
@@ -415,8 +424,8 @@ def test_generated_batches_keep_the_money_exact(
         wallet = wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST)
         fund_wallet(wallet, "100000000.00")
         scripted.outcomes.clear()
-        for round_number, batch in enumerate(rounds):
-            for n, (amount, outcome) in enumerate(batch):
+        for round_number, planned in enumerate(rounds):
+            for n, (amount, outcome) in enumerate(planned):
                 payout = services.payout_create(
                     merchant=merchant_account.merchant,
                     mode=Mode.TEST,
@@ -426,7 +435,7 @@ def test_generated_batches_keep_the_money_exact(
                     idempotency_key=f"gen-{round_number}-{n}",
                 ).payout
                 scripted.outcomes[payout.internal_reference] = outcome
-            while payouts_dispatch_batch(limit=limit).full:
+            while payouts_dispatch_round(limit=limit).full:
                 pass
             _assert_exact(wallet)
         scripted.outcomes.clear()  # the deferred ones reach the provider the second time
@@ -495,9 +504,9 @@ def test_nothing_is_sent_after_half_the_claim_timeout_and_the_rest_go_to_the_swe
     settings.PAYOUT_DISPATCH_CLAIM_TIMEOUT = timedelta(seconds=100)
     payouts = [create_payout().payout for _ in range(4)]
     slow = _SlowOneByOneProvider(seconds=30)  # sends start at 0, 30, 60 (past 50), …
-    monkeypatch.setattr(services, "provider_get", lambda name: slow)
+    provider_get_replace(monkeypatch, lambda name: slow)
 
-    report = payouts_dispatch_batch(clock=slow.clock)
+    report = payouts_dispatch_round(clock=slow.clock)
 
     assert report.outcomes == {"successful": 2, "deferred": 2}
     assert slow.sent == [payout.internal_reference for payout in payouts[:2]]
@@ -523,7 +532,7 @@ def test_a_bulk_call_is_not_started_once_the_deadline_has_passed(
     payout = create_payout().payout
     readings = iter([0.0, 50.0])  # the deadline set at 0 + 50; the send checks at 50
 
-    report = payouts_dispatch_batch(clock=lambda: next(readings))
+    report = payouts_dispatch_round(clock=lambda: next(readings))
 
     assert report.outcomes == {"deferred": 1}
     assert not SandboxTransfer.objects.filter(reference=payout.internal_reference).exists()

@@ -1,6 +1,6 @@
 """``wallet_settle_each``: a dispatch batch's captures and releases on one wallet, each with its
 own entry as ``wallet_capture`` and ``wallet_release`` write it, in one balance update and one
-ledger insert for the lot; ``wallets_settle`` groups them by wallet."""
+ledger insert for the lot; ``wallet_reservations_settle`` groups them by wallet."""
 
 from __future__ import annotations
 
@@ -12,26 +12,24 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from tests.wallets.writers import wallet_capture, wallet_release, wallet_settle_each
 from wallets.exceptions import InsufficientReservedBalanceError
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 from wallets.selectors import wallet_totals
 from wallets.services import (
+    ReservationSettlement,
+    ReservationSettlementKind,
     WalletReservation,
-    WalletSettlement,
-    WalletSettlementKind,
-    wallet_capture,
     wallet_fund,
     wallet_lock,
-    wallet_release,
+    wallet_reservations_settle,
     wallet_reserve_each,
-    wallet_settle_each,
-    wallets_settle,
 )
 from wallets.signals import wallet_balance_low
 
 pytestmark = pytest.mark.django_db
 
-CAPTURE, RELEASE = WalletSettlementKind.CAPTURE, WalletSettlementKind.RELEASE
+CAPTURE, RELEASE = ReservationSettlementKind.CAPTURE, ReservationSettlementKind.RELEASE
 
 
 def _reserved(wallet: Wallet, *, funded: str, reserved: list[str]) -> Wallet:
@@ -49,15 +47,15 @@ def _reserved(wallet: Wallet, *, funded: str, reserved: list[str]) -> Wallet:
     return wallet
 
 
-def _settle_each(wallet: Wallet, settlements: list[WalletSettlement]) -> list[LedgerEntry]:
+def _settle_each(wallet: Wallet, settlements: list[ReservationSettlement]) -> list[LedgerEntry]:
     with transaction.atomic():
         return wallet_settle_each(wallet_id=wallet.pk, settlements=settlements)
 
 
 def _settlement(
-    wallet: Wallet, kind: WalletSettlementKind, n: int, amount: str, fee: str = "0.00"
-) -> WalletSettlement:
-    return WalletSettlement(
+    wallet: Wallet, kind: ReservationSettlementKind, n: int, amount: str, fee: str = "0.00"
+) -> ReservationSettlement:
+    return ReservationSettlement(
         kind=kind,
         wallet_id=wallet.pk,
         amount=Decimal(amount),
@@ -229,7 +227,7 @@ def test_wallets_settle_locks_every_wallet_in_one_statement_in_ascending_id(
     _reserved(first, funded="1000.00", reserved=["100.00", "100.00"])
     _reserved(second, funded="1000.00", reserved=["100.00"])
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        wallets_settle(
+        wallet_reservations_settle(
             settlements=[
                 _settlement(second, CAPTURE, 1, "100.00"),
                 _settlement(first, RELEASE, 1, "100.00"),

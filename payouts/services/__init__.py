@@ -1,0 +1,220 @@
+"""Payout writes, one module per capability; callers import from the package.
+
+| module | owns |
+|---|---|
+| ``create`` | a payout create: idempotency, checks, the reservation, the wake on commit |
+| ``bulk`` | a bulk payout request (an extension): its items, each a create |
+| ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
+| ``dispatch`` | dispatch rounds: claim, send, apply; a single dispatch is a round of one |
+| ``requery`` | asking the provider about a sent payout, and settling from the answer |
+| ``returns`` | a paid payout the beneficiary's bank sent back |
+| ``trace_ids`` | NIP session ids from statements |
+| ``resolution`` | two-person manual resolution in the back office |
+| ``sweepers`` | requery due payouts, dispatch stuck ones, one payout now at an operator's request |
+| ``counts`` | the payout list's per-day counts: fold and rebuild |
+| ``timing`` | the delays of requery and dispatch, from settings |
+
+Money moves only through ``wallets.services``; every status change goes through
+``payouts.state_machine`` on a locked payout; provider calls happen outside any transaction and
+carry our ``internal_reference`` as their idempotency reference.
+"""
+
+from payouts.services.bulk import (
+    BATCH_AUDIT_ACTION,
+    BATCH_CONFLICT_MESSAGE,
+    BATCH_ITEMS_COUNT_MESSAGE,
+    BATCH_MAX_ITEMS,
+    PayoutBatchCreateResult,
+    PayoutBatchItem,
+    PayoutBatchItemError,
+    PayoutBatchItemOutcome,
+    payout_batch_create,
+    payout_batch_fingerprint,
+    payout_batch_preview,
+)
+from payouts.services.counts import (
+    FOLD_ROUND_SIZE,
+    PayoutCountsRebuild,
+    payout_counts_fold,
+    payout_counts_rebuild,
+)
+from payouts.services.create import (
+    IDEMPOTENCY_CONFLICT_MESSAGE,
+    PUBLISH_RETRY_POLICY,
+    PayoutCreateResult,
+    PayoutPlan,
+    internal_reference_generate,
+    payout_create,
+    payout_dispatch_enqueue,
+    payout_fingerprint,
+)
+from payouts.services.dispatch import (
+    CLAIM_FIELDS,
+    DispatchAnswer,
+    DispatchClaim,
+    DispatchRoundReport,
+    DispatchStep,
+    claim_is_stale,
+    dispatch_round_size,
+    payout_dispatch,
+    payouts_dispatch_apply,
+    payouts_dispatch_claim,
+    payouts_dispatch_round,
+    payouts_dispatch_send,
+    transfer_request,
+)
+from payouts.services.requery import (
+    NOT_ELIGIBLE_MESSAGE,
+    payout_requery,
+    payout_requery_apply,
+)
+from payouts.services.resolution import (
+    EVIDENCE_MAX_LENGTHS,
+    NOT_AMBIGUOUS_MESSAGE,
+    OPEN_PROPOSAL_EXISTS_MESSAGE,
+    RESOLUTION_REASON_MIN_LENGTH,
+    SAME_USER_MESSAGE,
+    payout_resolution_approve,
+    payout_resolution_propose,
+    payout_resolution_reject,
+    payout_resolve_manually,
+)
+from payouts.services.returns import (
+    ALREADY_RETURNED_MESSAGE,
+    DEFAULT_RETURN_REASON,
+    NOT_RETURNABLE_MESSAGE,
+    PayoutReturnResult,
+    ReturnsCheckReport,
+    payout_return,
+    payout_return_check,
+    payouts_check_returns,
+    return_refunds_fee,
+)
+from payouts.services.settle import (
+    DEFAULT_FAILURE_MESSAGE,
+    PROVIDER_RESPONSES_KEPT,
+    SETTLEMENT_FIELDS,
+    PayoutFinalEffects,
+    payout_fail,
+    payout_succeed,
+    payouts_settled_write,
+    provider_answer_record,
+    provider_answer_settle,
+)
+from payouts.services.sweepers import (
+    DEFAULT_SWEEP_LIMIT,
+    DEFERRED_OUTCOME,
+    REQUERY_LEASE,
+    REQUERYABLE_STATUSES,
+    DispatchSweepReport,
+    PayoutForcedResult,
+    RequerySweepReport,
+    SweepReport,
+    dispatch_stuck_after,
+    payout_dispatch_now,
+    payout_requery_now,
+    payouts_dispatch_stuck,
+    payouts_requery_due,
+)
+from payouts.services.timing import (
+    ambiguous_requery_delay,
+    dispatch_claim_timeout,
+    dispatched_requery_after,
+    next_requery_at,
+    requery_max_interval,
+    seconds_setting,
+)
+from payouts.services.trace_ids import (
+    SESSION_IDS_PER_UPDATE,
+    payout_nip_session_ids_record,
+)
+
+__all__ = [
+    "ALREADY_RETURNED_MESSAGE",
+    "BATCH_AUDIT_ACTION",
+    "BATCH_CONFLICT_MESSAGE",
+    "BATCH_ITEMS_COUNT_MESSAGE",
+    "BATCH_MAX_ITEMS",
+    "CLAIM_FIELDS",
+    "DEFAULT_FAILURE_MESSAGE",
+    "DEFAULT_RETURN_REASON",
+    "DEFAULT_SWEEP_LIMIT",
+    "DEFERRED_OUTCOME",
+    "DispatchAnswer",
+    "DispatchClaim",
+    "DispatchRoundReport",
+    "DispatchStep",
+    "DispatchSweepReport",
+    "EVIDENCE_MAX_LENGTHS",
+    "FOLD_ROUND_SIZE",
+    "IDEMPOTENCY_CONFLICT_MESSAGE",
+    "NOT_AMBIGUOUS_MESSAGE",
+    "NOT_ELIGIBLE_MESSAGE",
+    "NOT_RETURNABLE_MESSAGE",
+    "OPEN_PROPOSAL_EXISTS_MESSAGE",
+    "PROVIDER_RESPONSES_KEPT",
+    "PUBLISH_RETRY_POLICY",
+    "PayoutBatchCreateResult",
+    "PayoutBatchItem",
+    "PayoutBatchItemError",
+    "PayoutBatchItemOutcome",
+    "PayoutCountsRebuild",
+    "PayoutCreateResult",
+    "PayoutFinalEffects",
+    "PayoutForcedResult",
+    "PayoutPlan",
+    "PayoutReturnResult",
+    "REQUERYABLE_STATUSES",
+    "REQUERY_LEASE",
+    "RESOLUTION_REASON_MIN_LENGTH",
+    "RequerySweepReport",
+    "ReturnsCheckReport",
+    "SAME_USER_MESSAGE",
+    "SESSION_IDS_PER_UPDATE",
+    "SETTLEMENT_FIELDS",
+    "SweepReport",
+    "ambiguous_requery_delay",
+    "claim_is_stale",
+    "dispatch_claim_timeout",
+    "dispatch_round_size",
+    "dispatch_stuck_after",
+    "dispatched_requery_after",
+    "internal_reference_generate",
+    "next_requery_at",
+    "payout_batch_create",
+    "payout_batch_fingerprint",
+    "payout_batch_preview",
+    "payout_counts_fold",
+    "payout_counts_rebuild",
+    "payout_create",
+    "payout_dispatch",
+    "payout_dispatch_enqueue",
+    "payout_dispatch_now",
+    "payout_fail",
+    "payout_fingerprint",
+    "payout_nip_session_ids_record",
+    "payout_requery",
+    "payout_requery_apply",
+    "payout_requery_now",
+    "payout_resolution_approve",
+    "payout_resolution_propose",
+    "payout_resolution_reject",
+    "payout_resolve_manually",
+    "payout_return",
+    "payout_return_check",
+    "payout_succeed",
+    "payouts_check_returns",
+    "payouts_dispatch_apply",
+    "payouts_dispatch_claim",
+    "payouts_dispatch_round",
+    "payouts_dispatch_send",
+    "payouts_dispatch_stuck",
+    "payouts_requery_due",
+    "payouts_settled_write",
+    "provider_answer_record",
+    "provider_answer_settle",
+    "requery_max_interval",
+    "return_refunds_fee",
+    "seconds_setting",
+    "transfer_request",
+]

@@ -1,0 +1,165 @@
+"""Settling payouts: a provider's answer (or a person's decision) applied to locked payouts,
+with the money and the events that follow, applied once for every payout settled together."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from core.db import rows_update
+from payouts.events import payout_events_emit
+from payouts.models import (
+    Payout,
+    PayoutStatus,
+)
+from payouts.providers.base import (
+    TransferOutcome,
+    TransferResult,
+)
+from payouts.services.timing import dispatched_requery_after, next_requery_at
+from payouts.state_machine import payout_transition
+from wallets.services import (
+    ReservationSettlement,
+    ReservationSettlementKind,
+    wallet_reservations_settle,
+)
+
+logger = logging.getLogger(__name__)
+
+
+DEFAULT_FAILURE_MESSAGE = "Transfer failed"
+PROVIDER_RESPONSES_KEPT = 50
+# What dispatch, requery and settlement may change on a payout (the request never changes).
+SETTLEMENT_FIELDS = (
+    "status",
+    "error_message",
+    "provider_reference",
+    "nip_session_id",
+    "provider_responses",
+    "dispatch_attempts",
+    "dispatch_claimed_at",
+    "verify_before_send",
+    "dispatched_at",
+    "ambiguous_since",
+    "next_requery_at",
+    "requery_count",
+    "completed_at",
+    "updated_at",
+)
+
+
+def provider_answer_record(payout: Payout, result: TransferResult) -> None:
+    """Keeps the raw exchange of a provider answer on the payout (the last
+    ``PROVIDER_RESPONSES_KEPT``), whatever the answer does to it."""
+    if not result.raw:
+        return
+    responses = list(payout.provider_responses or [])
+    responses.extend(exchange.as_dict() for exchange in result.raw)
+    payout.provider_responses = responses[-PROVIDER_RESPONSES_KEPT:]
+
+
+@dataclass
+class PayoutFinalEffects:
+    """What payouts that end final change beyond their own rows, collected while their answers
+    are applied and written once, in the transaction that settles them, whether one payout ends
+    (a requery, a resolution, a dispatch of one) or many (a dispatch round): the wallets'
+    captures and releases (``wallet_reservations_settle``: the wallets locked together, one
+    balance update, one ledger insert) and the final payouts' events (``payout_events_emit``:
+    one insert)."""
+
+    settlements: list[ReservationSettlement] = field(default_factory=list)
+    final_payouts: list[Payout] = field(default_factory=list)
+
+    def apply(self) -> None:
+        wallet_reservations_settle(settlements=self.settlements)
+        payout_events_emit(payouts=self.final_payouts)
+
+
+def payout_succeed(payout: Payout, *, now: datetime, effects: PayoutFinalEffects) -> None:
+    """``successful``: the reserved total debit is captured and the event recorded when
+    ``effects`` are applied."""
+    payout_transition(payout=payout, to_status=PayoutStatus.SUCCESSFUL)
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = None
+    effects.settlements.append(
+        ReservationSettlement(
+            kind=ReservationSettlementKind.CAPTURE,
+            wallet_id=payout.wallet_id,
+            amount=payout.amount,
+            fee_amount=payout.fee_amount,
+            reference=payout.internal_reference,
+            payout_id=payout.pk,
+        )
+    )
+    effects.final_payouts.append(payout)
+
+
+def payout_fail(
+    payout: Payout, *, now: datetime, message: str, effects: PayoutFinalEffects
+) -> None:
+    """``failed`` with ``message`` (or ``DEFAULT_FAILURE_MESSAGE``): the reserved total debit is
+    released and the event recorded when ``effects`` are applied."""
+    payout_transition(payout=payout, to_status=PayoutStatus.FAILED)
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
+    effects.settlements.append(
+        ReservationSettlement(
+            kind=ReservationSettlementKind.RELEASE,
+            wallet_id=payout.wallet_id,
+            amount=payout.total_debit_amount,
+            reference=payout.internal_reference,
+            payout_id=payout.pk,
+        )
+    )
+    effects.final_payouts.append(payout)
+
+
+def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
+    if payout.status != PayoutStatus.AMBIGUOUS:
+        payout_transition(payout=payout, to_status=PayoutStatus.AMBIGUOUS)
+        payout.ambiguous_since = now
+    payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
+
+
+def provider_answer_settle(
+    payout: Payout,
+    result: TransferResult,
+    *,
+    now: datetime,
+    from_requery: bool,
+    effects: PayoutFinalEffects,
+) -> None:
+    """Applies a provider answer to a locked ``dispatched`` or ``ambiguous`` payout, in memory:
+    ``successful`` or ``failed`` when the answer is final (its money and event go to
+    ``effects``), still ``dispatched`` while a fresh dispatch is pending, else ``ambiguous``
+    with its next requery."""
+    if result.provider_reference and not payout.provider_reference:
+        payout.provider_reference = result.provider_reference[:100]
+    if result.session_id and not payout.nip_session_id:
+        payout.nip_session_id = result.session_id[:64]
+    if result.outcome == TransferOutcome.SUCCESSFUL:
+        payout_succeed(payout, now=now, effects=effects)
+    elif result.outcome == TransferOutcome.FAILED:
+        payout_fail(payout, now=now, message=result.message, effects=effects)
+    elif result.outcome == TransferOutcome.PENDING and not from_requery:
+        # Accepted and in progress: stays dispatched; the sweeper asks again later.
+        payout.next_requery_at = now + dispatched_requery_after()
+    else:
+        # Timeout, 5xx, unknown reference, or still pending when asked: not conclusive.
+        _make_ambiguous(payout, now=now)
+
+
+def payouts_settled_write(
+    payouts: Sequence[Payout], *, effects: PayoutFinalEffects, now: datetime
+) -> None:
+    """Writes what applying answers to the locked ``payouts`` decided, in the caller's
+    transaction, the one way every settling path writes: the money and events of those that
+    ended (``effects``), then every payout's settlement fields in one statement."""
+    effects.apply()
+    for payout in payouts:
+        payout.updated_at = now
+    rows_update(list(payouts), SETTLEMENT_FIELDS)
