@@ -361,7 +361,7 @@ def procfile_workers_running(
         tmp_path,
         CELERY_BROKER_URL=broker_url,
         CELERY_DEFAULT_QUEUE=queues[project[0]],
-        WEBHOOK_QUEUE=queues.get("webhooks", "webhooks"),
+        WEBHOOK_QUEUE=queues.get(getattr(settings, "WEBHOOK_QUEUE", "webhooks"), "webhooks"),
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         **(extra_env or {}),
     )

@@ -26,8 +26,7 @@ import requests
 import urllib3
 from django.conf import settings
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3 import connection, connectionpool
 
 from core.ssrf import UnsafeURLError, url_check_public
 
@@ -103,7 +102,13 @@ _current_deadline: contextvars.ContextVar[DeliveryDeadline | None] = contextvars
 )
 
 
-class _DeadlineHTTPConnection(HTTPConnection):
+# Subclasses under urllib3's own names, so recorded errors read as they always did
+# ("HTTPConnectionPool(host=…): … NewConnectionError(…)").
+
+
+class HTTPConnection(connection.HTTPConnection):
+    """Hands its socket to the current attempt's deadline as soon as it is connected."""
+
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         deadline = _current_deadline.get()
@@ -112,7 +117,9 @@ class _DeadlineHTTPConnection(HTTPConnection):
         return sock
 
 
-class _DeadlineHTTPSConnection(HTTPSConnection):
+class HTTPSConnection(connection.HTTPSConnection):
+    """Hands its socket to the deadline before the TLS handshake starts."""
+
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         deadline = _current_deadline.get()
@@ -121,12 +128,12 @@ class _DeadlineHTTPSConnection(HTTPSConnection):
         return sock
 
 
-class _DeadlineHTTPConnectionPool(HTTPConnectionPool):
-    ConnectionCls = _DeadlineHTTPConnection
+class HTTPConnectionPool(connectionpool.HTTPConnectionPool):
+    ConnectionCls = HTTPConnection
 
 
-class _DeadlineHTTPSConnectionPool(HTTPSConnectionPool):
-    ConnectionCls = _DeadlineHTTPSConnection
+class HTTPSConnectionPool(connectionpool.HTTPSConnectionPool):
+    ConnectionCls = HTTPSConnection
 
 
 class _PinnedAddressAdapter(HTTPAdapter):
@@ -142,8 +149,8 @@ class _PinnedAddressAdapter(HTTPAdapter):
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {
-            "http": _DeadlineHTTPConnectionPool,
-            "https": _DeadlineHTTPSConnectionPool,
+            "http": HTTPConnectionPool,
+            "https": HTTPSConnectionPool,
         }
 
     def build_connection_pool_key_attributes(
@@ -172,6 +179,22 @@ def _error_text(prefix: str, error: Exception | str) -> str:
 
 def _deadline_error(deadline: DeliveryDeadline) -> str:
     return _error_text("timeout", f"no complete answer within the {deadline.seconds:g} s deadline")
+
+
+def _body_start_read(response: requests.Response) -> bytes:
+    """Up to ``RESPONSE_READ_BYTES`` of the body, as much as arrived: a body cut short (by the
+    receiver or by the deadline) or badly encoded keeps what came before, and the status
+    counts."""
+    raw = b""
+    try:
+        while len(raw) < RESPONSE_READ_BYTES:
+            chunk = response.raw.read1(RESPONSE_READ_BYTES - len(raw), decode_content=True)
+            if not chunk:
+                break
+            raw += chunk
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
+        pass
+    return raw[:RESPONSE_READ_BYTES]
 
 
 def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
@@ -215,10 +238,7 @@ def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResul
                 # http.client reads the end of the stream as the end of the headers: an answer
                 # the deadline cut off looks complete, so it counts as the timeout it is.
                 return PostResult(latency_ms=latency_ms, error=_deadline_error(deadline))
-            try:
-                raw = response.raw.read(RESPONSE_READ_BYTES, decode_content=True) or b""
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
-                raw = b""  # a body cut short (or by the deadline) or badly encoded: status counts
+            raw = _body_start_read(response)
             excerpt = storable(raw.decode("utf-8", errors="replace"))[:RESPONSE_EXCERPT_CHARS]
             return PostResult(
                 status_code=response.status_code, latency_ms=latency_ms, response_excerpt=excerpt

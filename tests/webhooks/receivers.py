@@ -2,6 +2,8 @@
 
 - ``drip``: reads the request, answers ``HTTP/1.1 200 OK`` and then one byte of a header line
   every ``interval`` seconds, never finishing the headers;
+- ``drip_body``: answers ``200 OK`` with complete headers (``Content-Length: 1000``), then one
+  byte of the body every ``interval`` seconds;
 - ``silent``: accepts the connection, reads the request and sends nothing.
 
 Either gives up on a connection after ``max_seconds`` (closing it), and every connection ends
@@ -28,14 +30,14 @@ class Connection:
 
 @dataclass
 class SlowReceiver:
-    behaviour: str  # "drip" or "silent"
+    behaviour: str  # "drip", "drip_body" or "silent"
     interval: float = 2.0
     max_seconds: float = 30.0
     connections: list[Connection] = field(default_factory=list)
     most_open: int = 0
 
     def __post_init__(self) -> None:
-        assert self.behaviour in ("drip", "silent")
+        assert self.behaviour in ("drip", "drip_body", "silent")
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._open = 0
@@ -91,12 +93,14 @@ class SlowReceiver:
             record.path = self._request_read(conn)
             if self.behaviour == "drip":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+            elif self.behaviour == "drip_body":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
             ends = record.accepted_at + self.max_seconds
             while not self._stop.is_set() and time.monotonic() < ends:
                 if self._sender_closed(conn, wait=self.interval):
                     record.closed_by_sender_at = time.monotonic()
                     return
-                if self.behaviour == "drip":
+                if self.behaviour != "silent":
                     conn.sendall(b"a")
         except OSError:
             if record.closed_by_sender_at is None and not self._stop.is_set():

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from celery.exceptions import Retry
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from collections_app.models import PaymentStatus
@@ -78,6 +78,14 @@ def attempted(delivery: WebhookDelivery, **kwargs: Any) -> DeliveryAttemptResult
     return outcome
 
 
+def attempt_in_thread(delivery_id: int) -> None:
+    """An attempt made by another sender: its own thread and database connection."""
+    try:
+        webhook_delivery_attempt(delivery_id=delivery_id)
+    finally:
+        connection.close()
+
+
 # --- the deadline --------------------------------------------------------------------------------
 
 
@@ -112,6 +120,26 @@ def test_an_attempt_ends_by_the_deadline_and_is_recorded_as_a_timeout(
     assert delivery.next_attempt_at is not None
     assert delivery.next_attempt_at - row.created_at == timedelta(seconds=30)
     assert delivery.claimed_until is None
+
+
+@pytest.mark.django_db
+def test_headers_in_time_count_and_the_body_is_read_until_the_deadline(
+    merchant: Merchant, settings: Any, allow_private: None
+) -> None:
+    settings.WEBHOOK_DELIVERY_DEADLINE_SECONDS = DEADLINE
+    slow = SlowReceiver("drip_body", interval=0.5, max_seconds=15).start()
+    try:
+        webhook_settings_set(merchant=merchant, mode=Mode.TEST, url=slow.url("/hooks"))
+        started = time.monotonic()
+        recorded = attempted(webhook_chain(merchant))
+        elapsed = time.monotonic() - started
+    finally:
+        slow.stop()
+    assert elapsed <= DEADLINE + SLACK, f"the attempt took {elapsed:.2f}s"
+    assert recorded.delivery.status == DeliveryStatus.SUCCEEDED
+    assert recorded.attempt.status_code == 200
+    assert 1 <= len(recorded.attempt.response_excerpt) <= 5
+    assert set(recorded.attempt.response_excerpt) == {"a"}
 
 
 @pytest.mark.django_db
@@ -199,9 +227,7 @@ def test_at_the_cap_a_merchants_next_delivery_is_deferred_while_another_merchant
         webhook_settings_set(merchant=other, mode=Mode.TEST, url=receiver.url("/prompt"))
         first, second = webhook_chain(merchant), webhook_chain(merchant)
         prompt = webhook_chain(other)
-        sending = threading.Thread(
-            target=webhook_delivery_attempt, kwargs={"delivery_id": first.pk}
-        )
+        sending = threading.Thread(target=attempt_in_thread, args=(first.pk,))
         sending.start()
         deadline = time.monotonic() + 5
         while slow.accepted() < 1 and time.monotonic() < deadline:
