@@ -7,7 +7,14 @@ from celery import shared_task
 from collections_app import services
 
 
-@shared_task(bind=True, max_retries=3, default_retry_delay=60, acks_late=True)
+@shared_task(
+    bind=True,
+    max_retries=3,
+    default_retry_delay=60,
+    acks_late=True,
+    soft_time_limit=120,
+    time_limit=150,
+)
 def transactions_expire_task(self) -> int:  # type: ignore[no-untyped-def]
     """Beat: expires pending transactions past ``expires_at``. Safe to run twice."""
     try:

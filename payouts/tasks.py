@@ -30,13 +30,19 @@ RETRY_MAX_SECONDS = 300
 # One run of the round task dispatches at most this many rounds in a row while each one is full;
 # what is left waits for the next wake or beat run.
 DISPATCH_ROUNDS_PER_RUN = 20
+# Celery time limits (seconds, soft then hard): a provider call is bounded by
+# PAYOUT_PROVIDER_TIMEOUT_SECONDS (30); a run of rounds stays under the broker's visibility
+# timeout (300). A task stopped by its limit leaves its payouts claimed, for the sweeper.
+PROVIDER_TASK_LIMITS = {"soft_time_limit": 90, "time_limit": 120}
+ROUND_TASK_LIMITS = {"soft_time_limit": 240, "time_limit": 270}
+SWEEP_TASK_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
 
 
 def _countdown(retries: int) -> int:
     return min(RETRY_BASE_SECONDS * 2**retries, RETRY_MAX_SECONDS)
 
 
-@shared_task(bind=True, max_retries=DISPATCH_MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, max_retries=DISPATCH_MAX_RETRIES, acks_late=True, **PROVIDER_TASK_LIMITS)
 def payout_dispatch_task(self, payout_id: int, allow_retry: bool = True) -> str | None:
     """Sends a reserved payout to its provider. Does nothing unless the payout is ``reserved``
     (or ``processing`` with a stale claim), so duplicates and redeliveries are harmless."""
@@ -52,7 +58,7 @@ def payout_dispatch_task(self, payout_id: int, allow_retry: bool = True) -> str 
     return payout.status if payout is not None else None
 
 
-@shared_task(bind=True, max_retries=3, acks_late=True)
+@shared_task(bind=True, max_retries=3, acks_late=True, **PROVIDER_TASK_LIMITS)
 def payout_requery_task(self, payout_id: int) -> str | None:
     """Asks the provider for a dispatched/ambiguous payout's status (from the sweeper)."""
     payout = Payout.objects.filter(pk=payout_id).first()
@@ -64,26 +70,26 @@ def payout_requery_task(self, payout_id: int) -> str | None:
         raise self.retry(exc=error, countdown=_countdown(self.request.retries)) from error
 
 
-@shared_task
+@shared_task(**SWEEP_TASK_LIMITS)
 def payouts_requery_due_task() -> str:
     """Celery beat: hand due requeries to the workers."""
     return services.payouts_requery_due(enqueue=True).summary()
 
 
-@shared_task
+@shared_task(**SWEEP_TASK_LIMITS)
 def payouts_dispatch_stuck_task() -> str:
     """Celery beat: re-queue payouts whose dispatch was lost."""
     return services.payouts_dispatch_stuck(enqueue=True).summary()
 
 
-@shared_task
+@shared_task(**SWEEP_TASK_LIMITS)
 def payout_counts_fold_task() -> str:
     """Celery beat: fold the list's count changes into the per-day counts (idempotent: a fold
     takes only changes no other fold holds)."""
     return f"payout_counts_fold: {services.payout_counts_fold()} change(s) folded"
 
 
-@shared_task(bind=True, max_retries=3, acks_late=True)
+@shared_task(bind=True, max_retries=3, acks_late=True, **ROUND_TASK_LIMITS)
 def payouts_dispatch_round_task(self) -> str:
     """Dispatches reserved payouts in rounds (``services.payouts_dispatch_round``), round after
     round while each is full, at most ``DISPATCH_ROUNDS_PER_RUN``. Published by the wake after

@@ -6,12 +6,15 @@ The pieces, used together by ``celery_worker_running`` or one by one by the faul
 - ``unavailable_for(subject)``: the skip-or-fail rule. A missing Redis or PostgreSQL skips the
   test, except under ``REQUIRE_POSTGRES=1`` (CI), where it fails it.
 - ``redis_require`` / ``postgres_require``: the checks that call it.
-- ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, routes) points
-  at the test broker and a queue of the test's own; restored afterwards and the queue's keys
-  removed from Redis.
+- ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, routes, default
+  queue) points at the test broker and a queue of the test's own, or keeps the project's
+  routing (``CELERY_TASK_ROUTES``) with each of its queues renamed to one of the test's own;
+  restored afterwards and the queues' keys removed from Redis.
 - ``worker_environment`` and ``celery_worker_start``: ``celery -A config.celery_app worker`` as
-  a subprocess against the pytest test database, consuming that queue under a unique node name,
-  started once its log says it is ready.
+  a subprocess against the pytest test database, consuming a given queue under a unique node
+  name, started once its log says it is ready.
+- ``procfile_workers_running``: the Procfile's own worker lines (``worker``, ``webhooks``), each
+  run as written (its pool, its concurrency) on queues of the test's own.
 - ``celery_client_reset``: makes the publishing side follow a changed configuration.
 """
 
@@ -24,7 +27,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,24 +113,46 @@ def redis_queue_remove(url: str, queue: str) -> None:
             client.zrem("unacked_index", tag)
 
 
+def project_queues() -> list[str]:
+    """The project's queues: the default one and every queue ``CELERY_TASK_ROUTES`` names."""
+    routes = getattr(settings, "CELERY_TASK_ROUTES", None) or {}
+    default = getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")
+    return [default, *sorted({route["queue"] for route in routes.values()} - {default})]
+
+
 @contextlib.contextmanager
 def celery_publishing_to(
     broker_url: str,
     *,
-    queue: str,
-    task_patterns: Iterable[str],
+    queue: str | None = None,
+    task_patterns: Iterable[str] = (),
+    queues: Mapping[str, str] | None = None,
     visibility_timeout: int = 300,
 ) -> Iterator[None]:
-    """Tasks matching ``task_patterns`` (e.g. ``"payouts.tasks.*"``) published by this process go
-    to ``queue`` on ``broker_url`` meanwhile."""
+    """Meanwhile this process publishes to ``broker_url``: the tasks matching ``task_patterns``
+    (e.g. ``"payouts.tasks.*"``) to ``queue``; or, given ``queues`` (a project queue name → a
+    test queue name), by the project's own routes, every queue renamed by ``queues``."""
     previous = (
         celery_app.conf.broker_url,
         celery_app.conf.broker_transport_options,
         celery_app.conf.task_routes,
+        celery_app.conf.task_default_queue,
     )
     celery_app.conf.broker_url = broker_url
     celery_app.conf.broker_transport_options = {"visibility_timeout": visibility_timeout}
-    celery_app.conf.task_routes = {pattern: {"queue": queue} for pattern in task_patterns}
+    if queues is not None:
+        routes = getattr(settings, "CELERY_TASK_ROUTES", None) or {}
+        celery_app.conf.task_routes = {
+            pattern: {**route, "queue": queues.get(route["queue"], route["queue"])}
+            for pattern, route in routes.items()
+        }
+        default = getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")
+        celery_app.conf.task_default_queue = queues.get(default, default)
+        used = list(queues.values())
+    else:
+        assert queue is not None, "a queue, or a mapping of the project's queues"
+        celery_app.conf.task_routes = {pattern: {"queue": queue} for pattern in task_patterns}
+        used = [queue]
     celery_client_reset()
     try:
         yield
@@ -136,9 +161,11 @@ def celery_publishing_to(
             celery_app.conf.broker_url,
             celery_app.conf.broker_transport_options,
             celery_app.conf.task_routes,
+            celery_app.conf.task_default_queue,
         ) = previous
         celery_client_reset()
-        redis_queue_remove(broker_url, queue)
+        for name in used:
+            redis_queue_remove(broker_url, name)
 
 
 # --- Other processes: workers (and the fault tests' web servers) ------------------------------
@@ -238,6 +265,13 @@ def celery_worker_start(name: str, *, queue: str, env: dict[str, str], log_dir: 
         env=env,
         log_dir=log_dir,
     )
+    return worker_ready(process)
+
+
+def worker_ready(process: Process) -> Process:
+    """``process`` once its log says the worker is ready; stopped (and the test failed) if it
+    exits or never gets there."""
+    name = process.name
     try:
         wait_for(
             lambda: "ready." in process.output() or not process.alive(),
@@ -279,3 +313,75 @@ def celery_worker_running(
             yield worker
         finally:
             worker.stop()
+
+
+# --- The Procfile's workers -------------------------------------------------------------------
+
+
+def procfile_commands(path: Path | None = None) -> dict[str, str]:
+    """The Procfile's processes: name → command line."""
+    text = (path or Path(settings.BASE_DIR) / "Procfile").read_text()
+    commands: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, command = line.partition(":")
+        if command.strip() and not name.startswith("#"):
+            commands[name.strip()] = command.strip()
+    return commands
+
+
+def procfile_worker_names() -> list[str]:
+    """The Procfile's Celery worker processes (``celery … worker …``)."""
+    return [
+        name
+        for name, command in procfile_commands().items()
+        if command.split()[:1] == ["celery"] and "worker" in command.split()
+    ]
+
+
+@contextlib.contextmanager
+def procfile_workers_running(
+    tmp_path: Path,
+    *,
+    broker_url: str,
+    unavailable: Unavailable,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[dict[str, Process]]:
+    """Every Celery worker line of the Procfile, run by a shell as written (its queues, pool and
+    concurrency; the environment decides what the line leaves to it) against the test database
+    and ``broker_url``, each of the project's queues renamed to one of this test's own
+    (``CELERY_DEFAULT_QUEUE``, ``WEBHOOK_QUEUE``); this process publishes by the project's routes
+    to those queues meanwhile. A line without ``-Q`` consumes the default queue. Each is named
+    ``<name>-<random>@<host>`` and runs without mingle, gossip or heartbeat; logs are
+    ``tmp_path / "<name>.log"``. Yields name → process; all stopped afterwards."""
+    redis_require(broker_url, unavailable=unavailable)
+    postgres_require(unavailable=unavailable)
+    project = project_queues()
+    queues = {name: unique_queue(f"procfile-{name}") for name in project}
+    env = worker_environment(
+        tmp_path,
+        CELERY_BROKER_URL=broker_url,
+        CELERY_DEFAULT_QUEUE=queues[project[0]],
+        WEBHOOK_QUEUE=queues.get(getattr(settings, "WEBHOOK_QUEUE", "webhooks"), "webhooks"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        **(extra_env or {}),
+    )
+    started: dict[str, Process] = {}
+    with celery_publishing_to(broker_url, queues=queues):
+        try:
+            for name in procfile_worker_names():
+                command = procfile_commands()[name]
+                if " -Q " not in f" {command} ":
+                    command += f" -Q {queues[project[0]]}"
+                command += (
+                    " --without-mingle --without-gossip --without-heartbeat"
+                    f" -n {name}-{uuid.uuid4().hex[:6]}@%h"
+                )
+                process = process_start(
+                    name, ["bash", "-c", f"exec {command}"], env=env, log_dir=tmp_path
+                )
+                started[name] = process
+                worker_ready(process)
+            yield started
+        finally:
+            for process in started.values():
+                process.stop()

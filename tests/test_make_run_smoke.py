@@ -74,6 +74,9 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     ).json()["data"]
     assert wallet["available_balance"] == "998490.00"  # 1,000,000 - 1,500 - 10 fee
     assert wallet["reserved_balance"] == "0.00"
+    # The webhook pool runs beside the money worker, on its own queue.
+    log = running_service.log.read_text()
+    assert "webhooks@" in log and "ready." in log, log[-3000:]
 
     process = running_service.process
     os.killpg(process.pid, signal.SIGINT)

@@ -3,10 +3,18 @@
 * Each event goes to the transaction's ``callback_url`` and to the merchant's webhook URL for
   the mode (``merchants.WebhookSettings``; skipped when none, and sent once when both are the
   same URL). Each (event, URL) pair is a ``WebhookDelivery``: one attempt chain.
+* A callback-URL chain keeps its URL (it belongs to the transaction). A webhook-URL chain reads
+  the merchant's webhook URL for the mode again at every attempt: if the merchant changed it,
+  the attempt (and the rest of the chain) goes to the new URL, recorded on the attempt; if the
+  merchant removed it, the chain ends ``failed`` ("webhook URL removed by the merchant") and
+  nothing more is sent.
 * The body is ``Event.body`` byte for byte, on every attempt and every resend. When the merchant
   has a webhook secret for the mode, ``X-Webhook-Signature`` is the lowercase hex
   HMAC-SHA512 of that body keyed with the secret (read at send time, so a rotated secret signs
   the next attempt). Without a secret the header is omitted.
+* One attempt (connect, send, every read) ends by ``WEBHOOK_DELIVERY_DEADLINE_SECONDS`` of wall
+  time, however slowly the receiver answers (``webhooks.posting``); an attempt without a status
+  line and headers by then is a timeout.
 * A 2xx answer ends the chain. A timeout, a connection error, any other status (3xx included:
   redirects are not followed) or a refused URL schedules the next attempt after
   ``WEBHOOK_RETRY_DELAYS_SECONDS`` (30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, then every
@@ -15,9 +23,17 @@
 * The URL is checked against the SSRF rules again at send time (DNS resolved then, honouring
   ``CALLBACK_URL_ALLOW_PRIVATE``) and the connection goes to the address that was checked, so
   a name that now resolves to a private address is refused and never contacted.
-* Sending claims the delivery first (``next_attempt_at`` moves ``WEBHOOK_DELIVERY_CLAIM_SECONDS``
-  ahead under a row lock, never past ``give_up_at``), so duplicate tasks never send the same
-  attempt twice and a worker lost mid-send is retried by the sweeper once the claim runs out.
+* Sending claims the delivery first (``next_attempt_at`` and ``claimed_until`` move
+  ``WEBHOOK_DELIVERY_CLAIM_SECONDS`` ahead under a row lock, never past ``give_up_at``), so
+  duplicate tasks never send the same attempt twice and a worker lost mid-send is retried by the
+  sweeper once the claim runs out. The claim time exceeds the send task's hard time limit.
+* A merchant has at most ``WEBHOOK_MERCHANT_MAX_IN_FLIGHT`` attempts in flight (deliveries of
+  their events claimed, claim not over; counted under a per-merchant advisory lock on
+  PostgreSQL, SQLite having one writer at a time). A due delivery beyond that is deferred: not
+  sent, no attempt recorded, its next attempt a few seconds on (longer after each deferral in
+  a row), and its task re-enqueued for then. One merchant's slow server thus holds at most that
+  many processes of the webhook pool, and the sweeper enqueues due deliveries round-robin across
+  merchants, so one merchant's backlog never queues ahead of everyone else's.
 * ``give_up_at`` is final: from that instant nothing more is sent. A delivery still pending
   then (its attempts could not be recorded, its claims kept running out, or its last attempt
   was not started in time) ends ``failed``, by the next claim or by the sweeper.
@@ -27,23 +43,18 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
-from urllib.parse import urlsplit
 
-import requests
-import urllib3
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
-from requests.adapters import HTTPAdapter
 
 from core.exceptions import ConflictError
 from core.signing import hmac_sha512_hex_compute
-from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import WebhookSettings
 from webhooks import tasks
 from webhooks.models import (
@@ -53,15 +64,19 @@ from webhooks.models import (
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
+from webhooks.posting import PostResult, webhook_post
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Webhook-Signature"
 USER_AGENT = "MerchantPayments-Webhooks/1.0"
-RESPONSE_EXCERPT_CHARS = 500
-RESPONSE_READ_BYTES = 2048
-ERROR_MAX_CHARS = 255
 GAVE_UP_ERROR = "retry window ended: no further attempt"
+URL_REMOVED_ERROR = "webhook URL removed by the merchant"
+# The advisory-lock namespace of the per-merchant in-flight count (PostgreSQL).
+IN_FLIGHT_LOCK_NAMESPACE = 0x5748  # "WH"
+# A deferral waits WEBHOOK_DELIVERY_DEFER_SECONDS, doubling with each deferral in a row, up to
+# this many doublings.
+DEFER_MAX_DOUBLINGS = 4
 
 _random = secrets.SystemRandom()
 
@@ -239,103 +254,6 @@ def event_resend_to_current_urls(*, event: Event) -> list[WebhookDelivery]:
 # --- sending -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PostResult:
-    status_code: int | None = None
-    latency_ms: int | None = None
-    response_excerpt: str = ""
-    error: str = ""
-    sent: bool = True
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
-class _PinnedAddressAdapter(HTTPAdapter):
-    """Connects to the address the SSRF check approved instead of resolving the name again
-    (closing the DNS-rebinding window); TLS still uses and verifies the URL's host name."""
-
-    def __init__(self, *, address: str, host: str) -> None:
-        self._address = address
-        self._host = host
-        super().__init__(max_retries=0)
-
-    def build_connection_pool_key_attributes(
-        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        host_params, pool_kwargs = super().build_connection_pool_key_attributes(
-            request, verify, cert
-        )
-        host_params["host"] = self._address
-        if host_params.get("scheme") == "https":
-            pool_kwargs["server_hostname"] = self._host
-            pool_kwargs["assert_hostname"] = self._host
-        return host_params, pool_kwargs
-
-
-def _storable(text: str) -> str:
-    """Text a receiver controls, made storable on every backend: PostgreSQL refuses NUL in a
-    text column and no backend stores a lone surrogate; both become U+FFFD."""
-    text = text.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
-    return text.replace("\x00", "\ufffd")
-
-
-def _error_text(prefix: str, error: Exception) -> str:
-    return _storable(f"{prefix}: {error}")[:ERROR_MAX_CHARS]
-
-
-def webhook_post(*, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
-    """POSTs ``body`` to ``url`` once: SSRF check first (refused → nothing sent), no redirects,
-    short timeouts, no proxies from the environment. Never raises for network trouble."""
-    try:
-        checked = url_check_public(url)
-    except UnsafeURLError as error:
-        return PostResult(error=_error_text("refused by the SSRF check", error), sent=False)
-    request_headers = {**headers, "Host": urlsplit(url).netloc}
-    session = requests.Session()
-    session.trust_env = False
-    session.mount(
-        f"{checked.scheme}://",
-        _PinnedAddressAdapter(address=checked.addresses[0], host=checked.host),
-    )
-    started = time.monotonic()
-    try:
-        with session.post(
-            url,
-            data=body,
-            headers=request_headers,
-            timeout=(
-                settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS,
-                settings.WEBHOOK_READ_TIMEOUT_SECONDS,
-            ),
-            allow_redirects=False,
-            stream=True,
-        ) as response:
-            latency_ms = int((time.monotonic() - started) * 1000)
-            try:
-                raw = response.raw.read(RESPONSE_READ_BYTES, decode_content=True) or b""
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
-                raw = b""  # a body cut short or badly encoded: the status still counts
-            excerpt = _storable(raw.decode("utf-8", errors="replace"))[:RESPONSE_EXCERPT_CHARS]
-            return PostResult(
-                status_code=response.status_code, latency_ms=latency_ms, response_excerpt=excerpt
-            )
-    except requests.Timeout as error:
-        return PostResult(
-            latency_ms=int((time.monotonic() - started) * 1000), error=_error_text("timeout", error)
-        )
-    except requests.ConnectionError as error:
-        return PostResult(
-            latency_ms=int((time.monotonic() - started) * 1000),
-            error=_error_text("connection error", error),
-        )
-    except requests.RequestException as error:
-        return PostResult(error=_error_text("request error", error))
-    finally:
-        session.close()
-
-
 def webhook_headers(*, event: Event, secret: str) -> dict[str, str]:
     headers = {
         "Content-Type": "application/json",
@@ -354,11 +272,34 @@ class DeliveryAttemptResult:
     attempt: WebhookDeliveryAttempt
 
 
-def _delivery_give_up(*, delivery: WebhookDelivery) -> None:
+@dataclass(frozen=True)
+class DeliveryDeferred:
+    """A due delivery not sent because its merchant had ``in_flight`` attempts in flight
+    already (the cap): no attempt recorded, next attempt at ``until``."""
+
+    delivery_id: int
+    until: datetime
+    in_flight: int
+
+
+@dataclass(frozen=True)
+class _Claim:
+    delivery: WebhookDelivery
+    secret: str
+
+
+def _delivery_end(*, delivery: WebhookDelivery, reason: str) -> None:
     delivery.status = DeliveryStatus.FAILED
     delivery.next_attempt_at = None
-    delivery.last_error = GAVE_UP_ERROR
-    delivery.save(update_fields=["status", "next_attempt_at", "last_error", "updated_at"])
+    delivery.claimed_until = None
+    delivery.last_error = reason
+    delivery.save(
+        update_fields=["status", "next_attempt_at", "claimed_until", "last_error", "updated_at"]
+    )
+
+
+def _delivery_give_up(*, delivery: WebhookDelivery) -> None:
+    _delivery_end(delivery=delivery, reason=GAVE_UP_ERROR)
     logger.warning(
         "delivery %s of event %s failed: retry window ended after %s recorded attempt(s)",
         delivery.pk,
@@ -367,11 +308,38 @@ def _delivery_give_up(*, delivery: WebhookDelivery) -> None:
     )
 
 
+def _merchant_claims_serialize(*, merchant_id: int) -> None:
+    """Holds, until the transaction ends, the right to count and claim the merchant's
+    deliveries (PostgreSQL: a transaction advisory lock; SQLite has one writer at a time)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)",
+                [IN_FLIGHT_LOCK_NAMESPACE, merchant_id % 2**31],
+            )
+
+
+def webhook_merchant_in_flight(*, merchant_id: int, now: datetime) -> int:
+    """How many of the merchant's deliveries are being sent: claimed, claim not over."""
+    return WebhookDelivery.objects.filter(
+        event__merchant_id=merchant_id, claimed_until__gt=now
+    ).count()
+
+
+def _defer_seconds(*, deferrals: int) -> float:
+    base = settings.WEBHOOK_DELIVERY_DEFER_SECONDS * 2 ** min(deferrals, DEFER_MAX_DOUBLINGS)
+    return base * _random.uniform(1.0, 1.5)
+
+
 @transaction.atomic
-def _delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None:
+def _delivery_claim(
+    *, delivery_id: int, now: datetime, deferrals: int = 0
+) -> _Claim | DeliveryDeferred | None:
     """The due pending delivery, leased to this sender until the claim time runs out or
-    ``give_up_at`` comes, whichever is first; ``None`` when not due or taken. Past
-    ``give_up_at`` nothing is claimed: the delivery ends ``failed``."""
+    ``give_up_at`` comes, whichever is first, with the merchant's current webhook secret;
+    ``None`` when not due or taken, or when the chain ends here (``give_up_at`` has come; a
+    webhook-URL chain whose URL the merchant removed). A webhook-URL chain takes the merchant's
+    current URL. Deferred when the merchant has its cap of attempts in flight."""
     delivery = (
         WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("event")
@@ -383,15 +351,47 @@ def _delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | Non
     if now >= delivery.give_up_at:
         _delivery_give_up(delivery=delivery)
         return None
-    lease_end = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_CLAIM_SECONDS)
-    delivery.next_attempt_at = min(lease_end, delivery.give_up_at)
-    delivery.save(update_fields=["next_attempt_at", "updated_at"])
-    return delivery
+    event = delivery.event
+    hooks = WebhookSettings.objects.filter(merchant_id=event.merchant_id, mode=event.mode).first()
+    if delivery.target == DeliveryTarget.WEBHOOK_URL:
+        current_url = hooks.url if hooks is not None else ""
+        if not current_url:
+            _delivery_end(delivery=delivery, reason=URL_REMOVED_ERROR)
+            logger.warning(
+                "delivery %s of event %s failed: %s (after %s attempt(s))",
+                delivery.pk,
+                event.event_id,
+                URL_REMOVED_ERROR,
+                delivery.attempt_count,
+            )
+            return None
+        if current_url != delivery.url:
+            logger.info(
+                "delivery %s of event %s follows the merchant's new webhook URL",
+                delivery.pk,
+                event.event_id,
+            )
+            delivery.url = current_url
+    _merchant_claims_serialize(merchant_id=event.merchant_id)
+    in_flight = webhook_merchant_in_flight(merchant_id=event.merchant_id, now=now)
+    if in_flight >= settings.WEBHOOK_MERCHANT_MAX_IN_FLIGHT:
+        defer = timedelta(seconds=_defer_seconds(deferrals=deferrals))
+        until = min(now + defer, delivery.give_up_at)
+        delivery.next_attempt_at = until
+        delivery.save(update_fields=["next_attempt_at", "url", "updated_at"])
+        return DeliveryDeferred(delivery_id=delivery.pk, until=until, in_flight=in_flight)
+    lease_end = min(
+        now + timedelta(seconds=settings.WEBHOOK_DELIVERY_CLAIM_SECONDS), delivery.give_up_at
+    )
+    delivery.next_attempt_at = lease_end
+    delivery.claimed_until = lease_end
+    delivery.save(update_fields=["next_attempt_at", "claimed_until", "url", "updated_at"])
+    return _Claim(delivery=delivery, secret=hooks.secret if hooks is not None else "")
 
 
 @transaction.atomic
 def _attempt_record(
-    *, delivery_id: int, result: PostResult, now: datetime
+    *, delivery_id: int, url: str, result: PostResult, now: datetime
 ) -> DeliveryAttemptResult:
     delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery_id)
     number = delivery.attempt_count + 1
@@ -407,13 +407,14 @@ def _attempt_record(
             next_attempt_at = candidate
     delivery.attempt_count = number
     delivery.next_attempt_at = next_attempt_at
+    delivery.claimed_until = None
     delivery.last_status_code = result.status_code
     delivery.last_error = result.error
     delivery.save()
     attempt = WebhookDeliveryAttempt.objects.create(
         delivery=delivery,
         attempt_number=number,
-        url=delivery.url,
+        url=url,
         status_code=result.status_code,
         latency_ms=result.latency_ms,
         response_excerpt=result.response_excerpt,
@@ -426,22 +427,25 @@ def _attempt_record(
 
 
 def webhook_delivery_attempt(
-    *, delivery_id: int, now: datetime | None = None
-) -> DeliveryAttemptResult | None:
+    *, delivery_id: int, now: datetime | None = None, deferrals: int = 0
+) -> DeliveryAttemptResult | DeliveryDeferred | None:
     """Makes the due attempt of a pending delivery and records it; ``None`` when the delivery
-    is not due (already delivered, given up, scheduled later or being sent by someone else)."""
-    claimed = _delivery_claim(delivery_id=delivery_id, now=now or timezone.now())
-    if claimed is None:
-        return None
+    is not due (already delivered, given up, scheduled later or being sent by someone else) or
+    its chain ended here; ``DeliveryDeferred`` when its merchant has its cap of attempts in
+    flight (``deferrals``: how many times in a row this delivery was deferred before)."""
+    claim = _delivery_claim(delivery_id=delivery_id, now=now or timezone.now(), deferrals=deferrals)
+    if claim is None or isinstance(claim, DeliveryDeferred):
+        return claim
+    claimed = claim.delivery
     event = claimed.event
-    secret_row = WebhookSettings.objects.filter(
-        merchant_id=event.merchant_id, mode=event.mode
-    ).first()
-    secret = secret_row.secret if secret_row is not None else ""
     result = webhook_post(
-        url=claimed.url, body=event.body_bytes, headers=webhook_headers(event=event, secret=secret)
+        url=claimed.url,
+        body=event.body_bytes,
+        headers=webhook_headers(event=event, secret=claim.secret),
     )
-    recorded = _attempt_record(delivery_id=claimed.pk, result=result, now=now or timezone.now())
+    recorded = _attempt_record(
+        delivery_id=claimed.pk, url=claimed.url, result=result, now=now or timezone.now()
+    )
     delivery = recorded.delivery
     log = logger.info if result.succeeded else logger.warning
     log(
@@ -456,10 +460,20 @@ def webhook_delivery_attempt(
 
 
 def webhook_deliveries_due_ids(*, now: datetime | None = None, limit: int = 500) -> list[int]:
+    """Up to ``limit`` pending deliveries whose next attempt is due, round-robin across
+    merchants: every merchant's earliest due delivery, then every merchant's second, and so on,
+    so one merchant's backlog never comes before everyone else's."""
     now = now or timezone.now()
     return list(
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
-        .order_by("next_attempt_at", "id")
+        .annotate(
+            turn=Window(
+                RowNumber(),
+                partition_by=[F("event__merchant_id")],
+                order_by=[F("next_attempt_at").asc(), F("id").asc()],
+            )
+        )
+        .order_by("turn", "next_attempt_at", "id")
         .values_list("pk", flat=True)[:limit]
     )
 

@@ -95,6 +95,8 @@ class WebhookDelivery(models.Model):
     )
     attempt_count = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # Set while an attempt is being sent (the claim's end); in flight while it is in the future.
+    claimed_until = models.DateTimeField(null=True, blank=True, editable=False)
     give_up_at = models.DateTimeField()
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=255, blank=True, default="")
@@ -109,7 +111,12 @@ class WebhookDelivery(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "webhook deliveries"
         indexes = [
-            models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due_idx")
+            models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due_idx"),
+            models.Index(
+                fields=["claimed_until"],
+                condition=models.Q(claimed_until__isnull=False),
+                name="webhook_delivery_claimed_idx",
+            ),
         ]
 
     def __str__(self) -> str:

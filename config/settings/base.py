@@ -167,6 +167,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Worker and beat log through LOGGING above (config.celery_app), never Celery's own handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
+# Queues: money work (payout dispatch and requery, sweepers, expiry) on the default queue; every
+# webhook task on a queue of its own, served by its own worker pool (Procfile: `worker` and
+# `webhooks`), so a merchant's slow server can never hold a process that money work needs.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_DEFAULT_QUEUE", default="celery")
+WEBHOOK_QUEUE = env.str("WEBHOOK_QUEUE", default="webhooks")
+CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": WEBHOOK_QUEUE}}
+# Every task declares its own time limits; these catch one that would not.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=270)
 CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
@@ -386,7 +395,29 @@ WEBHOOK_RETRY_DELAYS_SECONDS = env.list(
 )
 WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
 WEBHOOK_RETRY_WINDOW_HOURS = env.int("WEBHOOK_RETRY_WINDOW_HOURS", default=72)
+# One attempt, connect + send + every read, ends by this wall-clock deadline (a timeout).
+WEBHOOK_DELIVERY_DEADLINE_SECONDS = env.float("WEBHOOK_DELIVERY_DEADLINE_SECONDS", default=10.0)
+if WEBHOOK_DELIVERY_DEADLINE_SECONDS <= 0:
+    raise ImproperlyConfigured("WEBHOOK_DELIVERY_DEADLINE_SECONDS must be more than 0.")
+# The send task's Celery limits: a soft one past the deadline, a hard one past that.
+WEBHOOK_TASK_SOFT_TIME_LIMIT_SECONDS = int(WEBHOOK_DELIVERY_DEADLINE_SECONDS) + 15
+WEBHOOK_TASK_TIME_LIMIT_SECONDS = WEBHOOK_TASK_SOFT_TIME_LIMIT_SECONDS + 15
 WEBHOOK_DELIVERY_CLAIM_SECONDS = env.int("WEBHOOK_DELIVERY_CLAIM_SECONDS", default=60)
+if WEBHOOK_DELIVERY_CLAIM_SECONDS <= WEBHOOK_TASK_TIME_LIMIT_SECONDS:
+    raise ImproperlyConfigured(
+        "WEBHOOK_DELIVERY_CLAIM_SECONDS must exceed the send task's hard time limit "
+        f"({WEBHOOK_TASK_TIME_LIMIT_SECONDS} s with this WEBHOOK_DELIVERY_DEADLINE_SECONDS), so "
+        "a claim outlives any send that holds it."
+    )
+# A merchant has at most this many attempts in flight (claimed, lease not over); a further due
+# delivery of theirs is deferred by about WEBHOOK_DELIVERY_DEFER_SECONDS (not sent, not an
+# attempt). Keep it below the webhooks worker's concurrency (WEBHOOK_WORKER_CONCURRENCY, 4).
+WEBHOOK_MERCHANT_MAX_IN_FLIGHT = env.int("WEBHOOK_MERCHANT_MAX_IN_FLIGHT", default=2)
+if WEBHOOK_MERCHANT_MAX_IN_FLIGHT < 1:
+    raise ImproperlyConfigured("WEBHOOK_MERCHANT_MAX_IN_FLIGHT must be 1 or more.")
+WEBHOOK_DELIVERY_DEFER_SECONDS = env.float("WEBHOOK_DELIVERY_DEFER_SECONDS", default=5.0)
+if WEBHOOK_DELIVERY_DEFER_SECONDS <= 0:
+    raise ImproperlyConfigured("WEBHOOK_DELIVERY_DEFER_SECONDS must be more than 0.")
 WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS = env.int(
     "WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS", default=240
 )
