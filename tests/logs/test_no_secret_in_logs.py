@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography.fernet import Fernet
 
 from config.celery_app import app as celery_app
 from merchants.models import Mode
@@ -81,6 +82,7 @@ SETTINGS = {
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(48),
+        "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
     },
 }
 
