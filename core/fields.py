@@ -282,7 +282,8 @@ class EncryptedFieldRotation:
     label: str
     values: int = 0
     states: dict[str, int] = field(default_factory=lambda: {state: 0 for state in ValueState})
-    unreadable: list[str] = field(default_factory=list)  # primary keys
+    unreadable: list[str] = field(default_factory=list)  # primary keys, left as they were
+    cleared: list[str] = field(default_factory=list)  # primary keys, unreadable and emptied
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -290,6 +291,7 @@ class EncryptedFieldRotation:
             "values": self.values,
             **self.states,
             "unreadable": list(self.unreadable),
+            "cleared": list(self.cleared),
         }
 
 
@@ -300,12 +302,14 @@ def encrypted_field_rotate(
     using: str = DEFAULT_DB_ALIAS,
     batch_size: int = ENCRYPTED_BATCH_SIZE,
     progress: Callable[[int], None] | None = None,
+    clear_unreadable: bool = False,
 ) -> EncryptedFieldRotation:
     """Re-encrypts every stored value of the field under the first key of
     ``FIELD_ENCRYPTION_KEYS``: values under another listed key are re-encrypted, plaintext
     values encrypted, values already under the first key left alone. A value no listed key
-    decrypts is left as it is and its row named in ``unreadable``. ``progress(rows_done)``
-    after each batch."""
+    decrypts is left as it is and its row named in ``unreadable``, or, with
+    ``clear_unreadable`` (its key is lost for good), emptied and named in ``cleared``.
+    ``progress(rows_done)`` after each batch."""
     model_field = model._meta.get_field(field_name)
     label = getattr(model_field, "label", f"{model._meta.label}.{field_name}")
     rotation = EncryptedFieldRotation(label=label)
@@ -314,6 +318,9 @@ def encrypted_field_rotate(
         try:
             new_stored, state = value_reencrypt(stored, label=label)
         except EncryptionKeyError:
+            if clear_unreadable:
+                rotation.cleared.append(str(pk))
+                return ""
             rotation.unreadable.append(str(pk))
             return None
         rotation.states[state] += 1

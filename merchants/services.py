@@ -112,6 +112,10 @@ class EncryptionKeysRotation:
     def unreadable(self) -> int:
         return sum(len(rotation.unreadable) for rotation in self.fields)
 
+    @property
+    def cleared(self) -> int:
+        return sum(len(rotation.cleared) for rotation in self.fields)
+
 
 def _progress_after(
     progress: Callable[[int, int], None] | None, *, done_before: int, total: int
@@ -123,13 +127,18 @@ def _progress_after(
 
 
 def encryption_keys_rotate(
-    *, actor: str, progress: Callable[[int, int], None] | None = None
+    *,
+    actor: str,
+    progress: Callable[[int, int], None] | None = None,
+    clear_unreadable: bool = False,
 ) -> EncryptionKeysRotation:
     """Re-encrypts every value stored encrypted (every ``EncryptedTextField``, the webhook
     secrets among them) under the first key of ``FIELD_ENCRYPTION_KEYS``, in locked batches
     that concurrent writes wait for; one audit record per field, with the counts and never a
     value. ``progress(done, total)`` after each batch. A value no listed key decrypts is left
-    as it is and counted as unreadable: the old key must not be removed until there is none."""
+    as it is and counted as unreadable: the old key must not be removed until there is none.
+    ``clear_unreadable`` empties such values instead, for when their key is lost for good: a
+    webhook secret so cleared is unset until a new one is issued (``webhook_secret_rotate``)."""
     fields = encrypted_fields()
     total = sum(encrypted_field_count(f.model, f.name) for f in fields)
     rotations: list[EncryptedFieldRotation] = []
@@ -139,6 +148,7 @@ def encryption_keys_rotate(
             model_field.model,
             model_field.name,
             progress=_progress_after(progress, done_before=done_before, total=total),
+            clear_unreadable=clear_unreadable,
         )
         audit_record(
             actor=actor,

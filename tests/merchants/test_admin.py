@@ -8,10 +8,13 @@ import socket
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.test import Client
 
 from audit.models import AuditRecord
 from core import ssrf
+from core.crypto import STORED_PREFIX
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
 from merchants.services import webhook_settings_set
@@ -165,11 +168,19 @@ def test_webhook_settings_list_never_shows_the_secret(
     row = webhook_settings_set(
         merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
     )
+    stored = (
+        WebhookSettings.objects.filter(pk=row.pk)
+        .values_list(Cast("secret", output_field=TextField()), flat=True)
+        .get()
+    )
+    assert stored.startswith(STORED_PREFIX)
     listing = admin_client.get("/admin/merchants/webhooksettings/").content.decode()
     assert "https://m.example.com/hook" in listing
-    assert row.secret not in listing
     change_page = admin_client.get(f"/admin/merchants/webhooksettings/{row.pk}/change/")
-    assert row.secret not in change_page.content.decode()
+    for page in (listing, change_page.content.decode()):
+        assert row.secret not in page
+        assert STORED_PREFIX not in page  # nor its encrypted form
+        assert stored[len(STORED_PREFIX) :][:24] not in page
 
 
 # --- Merchant creation ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from merchants.models import Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
-from merchants.services import merchant_create
+from merchants.services import merchant_create, webhook_secret_rotate
 from tests.merchants.factories import WebhookSettingsFactory
 
 pytestmark = pytest.mark.django_db
@@ -131,6 +131,7 @@ def test_encryption_keys_rotate_again_changes_nothing(settings) -> None:  # type
         "keys": 1,
         "values": 1,
         "unreadable": 0,
+        "cleared": 0,
         "fields": [
             {
                 "field": "merchants.WebhookSettings.secret",
@@ -139,6 +140,7 @@ def test_encryption_keys_rotate_again_changes_nothing(settings) -> None:  # type
                 "reencrypted": 0,
                 "encrypted": 0,
                 "unreadable": [],
+                "cleared": [],
             }
         ],
         "ok": True,
@@ -198,3 +200,27 @@ def test_encryption_keys_rotate_refuses_malformed_keys_before_anything(settings)
         call_command("encryption_keys_rotate", stdout=stdout, stderr=io.StringIO())
     assert stdout.getvalue() == ""
     assert KEY_NEW not in str(raised.value)
+
+
+def test_encryption_keys_rotate_can_clear_values_whose_key_is_lost(settings) -> None:  # type: ignore[no-untyped-def]
+    from audit.models import AuditRecord
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_LOST]
+    lost = WebhookSettingsFactory()
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
+    kept = WebhookSettingsFactory()
+
+    out, _err = _rotate("--clear-unreadable", "--no-progress")
+
+    assert out.splitlines()[-2:] == [
+        f"Cleared: merchants.WebhookSettings.secret, row(s) {lost.pk}: no key decrypted them; "
+        "they are empty now (issue new webhook secrets for them).",
+        "Re-encrypted under the first of 1 key(s) in FIELD_ENCRYPTION_KEYS: 2 stored value(s) "
+        "in 1 field(s); 0 unreadable, 1 cleared.",
+    ]
+    assert WebhookSettings.objects.get(pk=lost.pk).secret == ""
+    assert WebhookSettings.objects.get(pk=kept.pk).secret == kept.secret
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.encryption_keys_rotate")
+    assert record.after["cleared"] == [str(lost.pk)]
+    rotated = webhook_secret_rotate(merchant=lost.merchant, mode=lost.mode)
+    assert rotated.secret.startswith("whsec_")

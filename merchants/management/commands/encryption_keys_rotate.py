@@ -2,14 +2,15 @@
 key of ``FIELD_ENCRYPTION_KEYS``, so the keys after it can be removed; plaintext values written
 before encryption are encrypted too. Audited with the command-line actor. Output and exit status
 as every ops command (``core.commands``): exit 1 when a value cannot be decrypted with any
-listed key (its rows are named; the old key must stay until the command exits 0)."""
+listed key (its rows are named; the old key must stay until the command exits 0).
+``--clear-unreadable`` empties such values instead, when their key is lost for good."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from core.commands import OpsCommand
 from core.crypto import SETTING, ValueState, encryption_keys_parse, encryption_keys_problem
@@ -29,14 +30,21 @@ def _field_lines(rotation: EncryptedFieldRotation) -> list[str]:
         f"{len(rotation.unreadable)} unreadable."
     ]
     if rotation.unreadable:
-        shown = ", ".join(rotation.unreadable[:ROWS_SHOWN])
-        more = len(rotation.unreadable) - ROWS_SHOWN
         lines.append(
-            f"Unreadable: {rotation.label}, row(s) {shown}"
-            + (f" and {more} more" if more > 0 else "")
-            + f": no key in {SETTING} decrypts them."
+            f"Unreadable: {rotation.label}, row(s) {_rows(rotation.unreadable)}: no key in "
+            f"{SETTING} decrypts them."
+        )
+    if rotation.cleared:
+        lines.append(
+            f"Cleared: {rotation.label}, row(s) {_rows(rotation.cleared)}: no key decrypted "
+            "them; they are empty now (issue new webhook secrets for them)."
         )
     return lines
+
+
+def _rows(primary_keys: list[str]) -> str:
+    more = len(primary_keys) - ROWS_SHOWN
+    return ", ".join(primary_keys[:ROWS_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 class Command(OpsCommand):
@@ -46,17 +54,28 @@ class Command(OpsCommand):
         f"command, and remove the old key once it exits 0."
     )
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--clear-unreadable",
+            action="store_true",
+            help="empty the values no listed key decrypts (their key is lost for good); a "
+            "webhook secret so cleared is unset until a new one is issued (audited)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         problem = encryption_keys_problem(encryption_keys_parse(getattr(settings, SETTING, None)))
         if problem:
             raise CommandError(problem)
         rotated = encryption_keys_rotate(
-            actor=self.actor(), progress=self.progress("re-encrypt", unit="values")
+            actor=self.actor(),
+            progress=self.progress("re-encrypt", unit="values"),
+            clear_unreadable=options["clear_unreadable"],
         )
         summary = (
             f"Re-encrypted under the first of {rotated.keys} key(s) in {SETTING}: "
             f"{rotated.values} stored value(s) in {len(rotated.fields)} field(s); "
-            f"{rotated.unreadable} unreadable."
+            f"{rotated.unreadable} unreadable"
+            + (f", {rotated.cleared} cleared." if rotated.cleared else ".")
         )
         if rotated.unreadable:
             summary += " Keep the old keys, add the missing one and run again."
@@ -67,6 +86,7 @@ class Command(OpsCommand):
                 "keys": rotated.keys,
                 "values": rotated.values,
                 "unreadable": rotated.unreadable,
+                "cleared": rotated.cleared,
                 "fields": [rotation.as_dict() for rotation in rotated.fields],
             },
             failure=(
