@@ -15,12 +15,12 @@ from django.db import connection
 
 from collections_app.models import PaymentStatus
 from collections_app.services import transaction_confirm
-from core.crypto import STORED_PREFIX
+from core.crypto import STORED_PREFIX, EncryptionKeyError
 from merchants.models import Merchant, Mode, WebhookSettings
 from merchants.services import webhook_settings_set
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.collections_app.helpers import ReceivedRequest, RecordingReceiver, hmac_sha512_hex
-from webhooks.deliveries import webhook_delivery_attempt
+from webhooks.deliveries import webhook_deliveries_create_each, webhook_delivery_attempt
 from webhooks.models import DeliveryTarget, Event
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +86,32 @@ def test_deliveries_sign_the_same_after_the_key_is_rotated(
     assert _stored_secret(row) != under_old_key
     received = _deliver_paid_event(merchant, receiver)
     assert received.header("X-Webhook-Signature") == hmac_sha512_hex(received.body, issued_secret)
+
+
+def test_recording_an_event_never_decrypts_the_secret(
+    merchant: Merchant, receiver: RecordingReceiver, settings: Any
+) -> None:
+    """The money path records events and their chains with the webhook URL alone: a host
+    missing the key still settles; only the send fails, naming the setting."""
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_OLD]
+    row = webhook_settings_set(merchant=merchant, mode=Mode.TEST, url=receiver.url("/hooks"))
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]  # KEY_OLD is missing here
+
+    txn = CollectionTransactionFactory(merchant=merchant, callback_url="")
+    transaction_confirm(collection=txn, outcome=PaymentStatus.PAID, gateway_reference="SBX_8")
+
+    txn.refresh_from_db()
+    assert txn.payment_status == PaymentStatus.PAID
+    event = Event.objects.get(transaction=txn)
+    delivery = event.deliveries.get(target=DeliveryTarget.WEBHOOK_URL)
+    assert delivery.url == receiver.url("/hooks")
+    # The batch path (payouts settled in a dispatch batch) reads the URLs alone too.
+    event.deliveries.all().delete()
+    [delivery] = webhook_deliveries_create_each(events=[event])
+    assert delivery.url == receiver.url("/hooks")
+    with pytest.raises(EncryptionKeyError) as raised:
+        webhook_delivery_attempt(delivery_id=delivery.pk)
+    assert "merchants.WebhookSettings.secret" in str(raised.value)
+    assert "FIELD_ENCRYPTION_KEYS" in str(raised.value)
+    assert row.secret not in str(raised.value)
+    assert receiver.received("POST") == []
