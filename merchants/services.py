@@ -91,8 +91,12 @@ def webhook_settings_set(
 
 @transaction.atomic
 def webhook_secret_rotate(*, merchant: Merchant, mode: str) -> WebhookSettings:
-    settings_row, _ = WebhookSettings.objects.select_for_update().get_or_create(
-        merchant=merchant, mode=mode
+    """Issues a new webhook secret; the old one is never read (nor decrypted), so a secret whose
+    encryption key is lost can be replaced too."""
+    settings_row, _ = (
+        WebhookSettings.objects.select_for_update()
+        .defer("secret")
+        .get_or_create(merchant=merchant, mode=mode)
     )
     settings_row.secret = webhook_secret_generate()
     settings_row.save(update_fields=["secret", "updated_at"])

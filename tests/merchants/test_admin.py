@@ -7,6 +7,7 @@ import re
 import socket
 
 import pytest
+from cryptography.fernet import Fernet
 from django.contrib.auth.models import User
 from django.db.models import TextField
 from django.db.models.functions import Cast
@@ -326,3 +327,26 @@ def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
     assert record.action == "merchants.webhooksettings.rotate_webhook_secret"
     assert (record.before, record.after) == ({"secret": "set"}, {"secret": "rotated"})
     assert record.reason == REASON
+
+
+def test_a_secret_whose_encryption_key_is_lost_still_lists_and_can_be_rotated(
+    security_admin: User, merchant_account, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
+    )
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]  # that key is gone
+    client = client_for(security_admin)
+
+    listing = client.get(WEBHOOK_SETTINGS)
+    assert listing.status_code == 200
+    assert "https://m.example.com/hook" in listing.content.decode()
+    assert client.get(f"{WEBHOOK_SETTINGS}{row.pk}/change/").status_code == 200
+
+    data = {"action": "rotate_secret", "_selected_action": [row.pk]}
+    response = client.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON})
+    [issued] = re.findall(SECRET_PATTERN, response.content.decode())
+    assert WebhookSettings.objects.get(pk=row.pk).secret == issued
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.rotate_webhook_secret")
+    assert record.before == {"secret": "set"}
