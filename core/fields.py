@@ -188,7 +188,7 @@ class EncryptedTextField(models.TextField):
 
     def value_to_string(self, obj: models.Model) -> str:
         value = self.value_from_object(obj)
-        return value_encrypt(value) if value else (value or "")
+        return value_encrypt(value) if value else ""
 
     def get_lookup(self, lookup_name: str) -> Any:
         if lookup_name == "exact":
