@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "benchmarks"
@@ -105,6 +106,7 @@ class Config:
     worker_cpus: str = os.environ.get("BENCH_WORKER_CPUS", "")
     salt: str = field(default_factory=lambda: secrets.token_hex(6))
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(40))
+    field_encryption_key: str = field(default_factory=lambda: Fernet.generate_key().decode())
     port: int = 0
 
     @property
@@ -143,10 +145,11 @@ class Config:
             "THROTTLE_RATE_PAYOUT_BULK": high,
             "SESSION_COOKIE_SECURE": "0",
             "CSRF_COOKIE_SECURE": "0",
-            # Production's start-up checks: a real funding secret, and no live provider that
-            # would need a Paystack key (the benchmark uses test keys only). Plain HTTP on
-            # loopback, so no redirect to HTTPS.
+            # Production's start-up checks: a real funding secret and encryption key, and no
+            # live provider that would need a Paystack key (the benchmark uses test keys only).
+            # Plain HTTP on loopback, so no redirect to HTTPS.
             "FUNDING_WEBHOOK_SECRET": f"bench-funding-{self.salt}",
+            "FIELD_ENCRYPTION_KEYS": self.field_encryption_key,
             "PAYOUT_PROVIDER_LIVE": "sandbox",
             "COLLECTION_PROVIDER_LIVE": "sandbox",
             "SECURE_SSL_REDIRECT": "0",

@@ -9,6 +9,7 @@ once, on a page of its own.
   be a public ``https`` address (``core.ssrf``).
 
 Every one of these writes an audit record; secrets are recorded by prefix or as "rotated".
+Webhook secrets are encrypted at rest; the admin never loads one, only whether it is set.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from audit.backoffice import (
@@ -229,9 +230,19 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
             return []
         return ["merchant", "mode", "has_secret", "updated_at"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[WebhookSettings]:
+        # Whether a secret is set, never the secret: nothing here decrypts it, so a row whose
+        # key is missing still lists and can be given a new secret.
+        return (
+            super()
+            .get_queryset(request)
+            .defer("secret")
+            .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
+        )
+
     @admin.display(boolean=True, description="secret configured")
     def has_secret(self, obj: WebhookSettings) -> bool:
-        return bool(obj.secret)
+        return bool(obj.secret_set)  # type: ignore[attr-defined]
 
     def save_model(
         self, request: HttpRequest, obj: WebhookSettings, form: forms.ModelForm, change: bool
@@ -240,18 +251,20 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
         mode = obj.mode if change else form.cleaned_data["mode"]
         previous = (
             WebhookSettings.objects.filter(merchant=merchant, mode=mode)
-            .values("url", "secret")
+            .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
+            .values("url", "secret_set")
             .first()
         )
         row = webhook_settings_set(merchant=merchant, mode=mode, url=form.cleaned_data["url"])
-        generated = previous is None or previous["secret"] != row.secret
+        # webhook_settings_set generates a secret for a new row or one without a secret.
+        generated = previous is None or not previous["secret_set"]
         audit_record(
             actor=request.user,
             action=self.audit_action("set"),
             obj=row,
             before=None
             if previous is None
-            else {"url": previous["url"], "secret": "set" if previous["secret"] else "unset"},
+            else {"url": previous["url"], "secret": "set" if previous["secret_set"] else "unset"},
             after={"url": row.url, "secret": "generated" if generated else "unchanged"},
             request=request,
         )
@@ -318,7 +331,7 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
                     actor=request.user,
                     action=self.audit_action("rotate_webhook_secret"),
                     obj=rotated,
-                    before={"secret": "set" if row.secret else "unset"},
+                    before={"secret": "set" if row.secret_set else "unset"},  # type: ignore[attr-defined]
                     after={"secret": "rotated"},
                     reason=form.cleaned_data["reason"],
                     request=request,

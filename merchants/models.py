@@ -1,8 +1,11 @@
-"""Merchants, their secret keys (stored only as SHA-256 hashes) and webhook settings."""
+"""Merchants, their secret keys (stored only as SHA-256 hashes) and webhook settings (the
+signing secret encrypted at rest)."""
 
 from __future__ import annotations
 
 from django.db import models
+
+from core.fields import EncryptedTextField
 
 
 class Mode(models.TextChoices):
@@ -67,8 +70,9 @@ class SecretKey(models.Model):
 class WebhookSettings(models.Model):
     """Where and how the merchant receives signed webhooks, per mode.
 
-    The secret must be readable to sign payloads, so it is stored as issued; it is never shown
-    in admin lists or logs.
+    The secret must be readable to sign payloads, so it cannot be hashed: it is stored encrypted
+    under ``FIELD_ENCRYPTION_KEYS`` (``core.fields.EncryptedTextField``) and reads back as
+    plaintext. It is never shown in the admin or logs.
     """
 
     merchant = models.ForeignKey(
@@ -76,7 +80,7 @@ class WebhookSettings(models.Model):
     )
     mode = models.CharField(max_length=4, choices=Mode.choices)
     url = models.URLField(max_length=500, blank=True, default="")
-    secret = models.CharField(max_length=100, blank=True, default="")
+    secret = EncryptedTextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,12 +1,23 @@
-"""Merchant writes: creation, key issuance and rotation, webhook settings."""
+"""Merchant writes: creation, key issuance and rotation, webhook settings, and the rotation of
+the key that encrypts webhook secrets at rest."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audit.services import audit_record
+from core.crypto import encryption_keys_parse
+from core.fields import (
+    EncryptedFieldRotation,
+    encrypted_field_count,
+    encrypted_field_rotate,
+    encrypted_fields,
+)
 from merchants.keys import (
     secret_key_generate,
     secret_key_hash,
@@ -80,9 +91,77 @@ def webhook_settings_set(
 
 @transaction.atomic
 def webhook_secret_rotate(*, merchant: Merchant, mode: str) -> WebhookSettings:
-    settings_row, _ = WebhookSettings.objects.select_for_update().get_or_create(
-        merchant=merchant, mode=mode
+    """Issues a new webhook secret; the old one is never read (nor decrypted), so a secret whose
+    encryption key is lost can be replaced too."""
+    settings_row, _ = (
+        WebhookSettings.objects.select_for_update()
+        .defer("secret")
+        .get_or_create(merchant=merchant, mode=mode)
     )
     settings_row.secret = webhook_secret_generate()
     settings_row.save(update_fields=["secret", "updated_at"])
     return settings_row
+
+
+@dataclass(frozen=True)
+class EncryptionKeysRotation:
+    keys: int  # how many keys FIELD_ENCRYPTION_KEYS lists
+    fields: list[EncryptedFieldRotation]
+
+    @property
+    def values(self) -> int:
+        return sum(rotation.values for rotation in self.fields)
+
+    @property
+    def unreadable(self) -> int:
+        return sum(len(rotation.unreadable) for rotation in self.fields)
+
+    @property
+    def cleared(self) -> int:
+        return sum(len(rotation.cleared) for rotation in self.fields)
+
+
+def _progress_after(
+    progress: Callable[[int, int], None] | None, *, done_before: int, total: int
+) -> Callable[[int], None] | None:
+    """One field's ``progress(done)`` as the whole run's ``progress(done, total)``."""
+    if progress is None:
+        return None
+    return lambda done: progress(done_before + done, max(total, done_before + done))
+
+
+def encryption_keys_rotate(
+    *,
+    actor: str,
+    progress: Callable[[int, int], None] | None = None,
+    clear_unreadable: bool = False,
+) -> EncryptionKeysRotation:
+    """Re-encrypts every value stored encrypted (every ``EncryptedTextField``, the webhook
+    secrets among them) under the first key of ``FIELD_ENCRYPTION_KEYS``, in locked batches
+    that concurrent writes wait for; one audit record per field, with the counts and never a
+    value. ``progress(done, total)`` after each batch. A value no listed key decrypts is left
+    as it is and counted as unreadable: the old key must not be removed until there is none.
+    ``clear_unreadable`` empties such values instead, for when their key is lost for good: a
+    webhook secret so cleared is unset until a new one is issued (``webhook_secret_rotate``)."""
+    fields = encrypted_fields()
+    total = sum(encrypted_field_count(f.model, f.name) for f in fields)
+    rotations: list[EncryptedFieldRotation] = []
+    done_before = 0
+    for model_field in fields:
+        rotation = encrypted_field_rotate(
+            model_field.model,
+            model_field.name,
+            progress=_progress_after(progress, done_before=done_before, total=total),
+            clear_unreadable=clear_unreadable,
+        )
+        audit_record(
+            actor=actor,
+            action=f"{model_field.model._meta.label_lower}.encryption_keys_rotate",
+            obj=model_field.model,
+            after={**rotation.as_dict(), "unreadable": len(rotation.unreadable)},
+            reason="stored values re-encrypted under the first key of FIELD_ENCRYPTION_KEYS",
+        )
+        rotations.append(rotation)
+        done_before += rotation.values
+    keys = len(encryption_keys_parse(getattr(settings, "FIELD_ENCRYPTION_KEYS", None)))
+    return EncryptionKeysRotation(keys=keys, fields=rotations)

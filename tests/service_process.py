@@ -31,6 +31,7 @@ CONFIGURED = frozenset(
         "DEBUG",
         "CALLBACK_URL_ALLOW_PRIVATE",
         "FUNDING_WEBHOOK_SECRET",
+        "FIELD_ENCRYPTION_KEYS",
         "CHECKOUT_BASE_URL",
     }
 )

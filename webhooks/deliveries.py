@@ -106,8 +106,13 @@ def _retry_window() -> timedelta:
 
 
 def _webhook_url(*, merchant_id: int, mode: str) -> str:
-    row = WebhookSettings.objects.filter(merchant_id=merchant_id, mode=mode).first()
-    return row.url if row is not None else ""
+    # The URL only: the secret (encrypted at rest) is decrypted at send time, never here.
+    url = (
+        WebhookSettings.objects.filter(merchant_id=merchant_id, mode=mode)
+        .values_list("url", flat=True)
+        .first()
+    )
+    return url or ""
 
 
 def _targets(*, callback_url: str | None, webhook_url: str) -> list[tuple[str, str]]:
@@ -164,8 +169,10 @@ def webhook_deliveries_create_each(*, events: Sequence[Event]) -> list[WebhookDe
         return []
     merchant_ids = {event.merchant_id for event in events}
     urls = {
-        (row.merchant_id, row.mode): row.url
-        for row in WebhookSettings.objects.filter(merchant_id__in=merchant_ids)
+        (merchant_id, mode): url
+        for merchant_id, mode, url in WebhookSettings.objects.filter(
+            merchant_id__in=merchant_ids
+        ).values_list("merchant_id", "mode", "url")
     }
     chains = [
         WebhookDelivery(

@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR, VAR_DIR, env
 from core.api.schema_components import API_TAGS, SCHEMA_COMPONENTS
+from core.crypto import development_key
 
 DEFAULT_SECRET_KEY = "django-insecure-local-development-key-change-me"  # noqa: S105
 
@@ -16,6 +17,11 @@ if not DEBUG and SECRET_KEY == DEFAULT_SECRET_KEY:
     raise ImproperlyConfigured(
         "SECRET_KEY is the built-in development key; set SECRET_KEY (or DEBUG=1 locally)."
     )
+# Keys of the values encrypted at rest (webhook secrets; core.crypto): Fernet keys, comma-separated,
+# the first encrypts and every one decrypts. DEBUG and the tests run on the public development
+# key; with DEBUG off the service refuses to start on it or without a key (deployment.py).
+DEFAULT_FIELD_ENCRYPTION_KEY = development_key()
+FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[DEFAULT_FIELD_ENCRYPTION_KEY])
 
 PORT = env.int("PORT", default=8000)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])

@@ -13,6 +13,8 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from core.crypto import KEY_GENERATE_HINT, encryption_keys_parse, encryption_keys_problem
+
 PAYSTACK = "paystack"
 # setting holding the providers per mode -> the variable choosing the live one
 LIVE_PROVIDER_SETTINGS = {
@@ -30,6 +32,16 @@ def deployment_settings_check(settings: Mapping[str, Any]) -> None:
             "FUNDING_WEBHOOK_SECRET to the secret shared with the funding provider "
             "(or DEBUG=1 locally)."
         )
+    encryption_keys = encryption_keys_parse(settings.get("FIELD_ENCRYPTION_KEYS"))
+    if settings["DEFAULT_FIELD_ENCRYPTION_KEY"] in encryption_keys:
+        raise ImproperlyConfigured(
+            "FIELD_ENCRYPTION_KEYS is unset or holds the public development key; set "
+            "FIELD_ENCRYPTION_KEYS to Fernet keys of your own, comma-separated, the newest first "
+            f"({KEY_GENERATE_HINT}) (or DEBUG=1 locally)."
+        )
+    problem = encryption_keys_problem(encryption_keys)
+    if problem:
+        raise ImproperlyConfigured(f"{problem} (or DEBUG=1 locally).")
     if not str(settings.get("PAYSTACK_SECRET_KEY") or "").strip():
         for setting, variable in LIVE_PROVIDER_SETTINGS.items():
             if (settings.get(setting) or {}).get("live") == PAYSTACK:

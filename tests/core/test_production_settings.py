@@ -15,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DEVELOPMENT_FUNDING_SECRET = "dev-funding-webhook-secret-change-me"
+# core.crypto.development_key(): public, so production refuses it.
+DEVELOPMENT_ENCRYPTION_KEY = "NtW0A-5w0_W0f1ky4q1F3pzUsVPeMPdMg2qkNj9L0mc="
 # The production environment as the README documents it.
 DOCUMENTED_ENVIRONMENT = {
     "DJANGO_SETTINGS_MODULE": "config.settings.production",
@@ -24,12 +26,15 @@ DOCUMENTED_ENVIRONMENT = {
     "CHECKOUT_BASE_URL": "https://pay.example.com",
     "FUNDING_WEBHOOK_SECRET": "whsec_provider_funding_notifications_secret",
     "PAYSTACK_SECRET_KEY": "sk_live_paystack_secret_for_the_checks",
+    "FIELD_ENCRYPTION_KEYS": "q1Vb0bL8sZ2mXJk3Yc4nR5tW6uE7iO8pA9sD0fG1hJ4=",
 }
+ANOTHER_ENCRYPTION_KEY = "Zm9yIHRoZSBjaGVja3Mgb25seTogMzIgYnl0ZXMhISE="
 SCRUBBED = {
     "DEBUG",
     "SECRET_KEY",
     "FUNDING_WEBHOOK_SECRET",
     "PAYSTACK_SECRET_KEY",
+    "FIELD_ENCRYPTION_KEYS",
     "PAYOUT_PROVIDER_LIVE",
     "COLLECTION_PROVIDER_LIVE",
     "SECURE_SSL_REDIRECT",
@@ -111,6 +116,18 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
             "COLLECTION_PROVIDER_LIVE",
         ),
         ({"SECRET_KEY": None}, "SECRET_KEY"),
+        ({"FIELD_ENCRYPTION_KEYS": None}, "FIELD_ENCRYPTION_KEYS"),
+        ({"FIELD_ENCRYPTION_KEYS": ""}, "FIELD_ENCRYPTION_KEYS"),
+        ({"FIELD_ENCRYPTION_KEYS": " , "}, "FIELD_ENCRYPTION_KEYS"),
+        ({"FIELD_ENCRYPTION_KEYS": DEVELOPMENT_ENCRYPTION_KEY}, "FIELD_ENCRYPTION_KEYS"),
+        (
+            {"FIELD_ENCRYPTION_KEYS": f"{ANOTHER_ENCRYPTION_KEY},{DEVELOPMENT_ENCRYPTION_KEY}"},
+            "FIELD_ENCRYPTION_KEYS",
+        ),
+        (
+            {"FIELD_ENCRYPTION_KEYS": f"{ANOTHER_ENCRYPTION_KEY},not-a-fernet-key"},
+            "FIELD_ENCRYPTION_KEYS: key 2 of 2 is not a Fernet key",
+        ),
     ],
     ids=[
         "funding-secret-unset",
@@ -122,6 +139,12 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
         "paystack-live-payouts-without-key",
         "paystack-live-collections-without-key",
         "secret-key-default",
+        "encryption-keys-unset",
+        "encryption-keys-empty",
+        "encryption-keys-blank",
+        "encryption-keys-development-default",
+        "encryption-keys-holding-the-development-default",
+        "encryption-keys-malformed",
     ],
 )
 @pytest.mark.parametrize("settings_module", ["config.settings.production", "config.settings.local"])
@@ -141,6 +164,23 @@ def test_the_refusal_never_prints_the_configured_secrets(tmp_path: Path) -> None
     assert result.returncode != 0
     assert DOCUMENTED_ENVIRONMENT["PAYSTACK_SECRET_KEY"] not in result.stderr
     assert DOCUMENTED_ENVIRONMENT["SECRET_KEY"] not in result.stderr
+    assert DOCUMENTED_ENVIRONMENT["FIELD_ENCRYPTION_KEYS"] not in result.stderr
+
+
+def test_the_encryption_key_refusal_never_prints_a_key(tmp_path: Path) -> None:
+    result = _start(
+        {"FIELD_ENCRYPTION_KEYS": f"{ANOTHER_ENCRYPTION_KEY},not-a-fernet-key"}, tmp_path
+    )
+    assert result.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS" in result.stderr
+    assert ANOTHER_ENCRYPTION_KEY not in result.stderr
+    assert "not-a-fernet-key" not in result.stderr
+
+
+def test_production_starts_with_the_new_key_first_and_the_old_one_after(tmp_path: Path) -> None:
+    keys = f"{ANOTHER_ENCRYPTION_KEY},{DOCUMENTED_ENVIRONMENT['FIELD_ENCRYPTION_KEYS']}"
+    result = _start({"FIELD_ENCRYPTION_KEYS": keys}, tmp_path)
+    assert result.returncode == 0, result.stderr
 
 
 def test_manage_check_deploy_fails_on_the_development_funding_secret(tmp_path: Path) -> None:
@@ -184,6 +224,7 @@ def test_development_and_test_settings_start_without_configuration(
             "SECRET_KEY": None,
             "FUNDING_WEBHOOK_SECRET": None,
             "PAYSTACK_SECRET_KEY": None,
+            "FIELD_ENCRYPTION_KEYS": None,
             "ALLOWED_HOSTS": None,
             "CSRF_TRUSTED_ORIGINS": None,
             "CHECKOUT_BASE_URL": None,

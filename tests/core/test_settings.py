@@ -39,6 +39,7 @@ def test_debug_off_starts_with_a_real_secret_key() -> None:
             "SECRET_KEY": "a-real-secret-key-of-sufficient-length-0123456789",
             "FUNDING_WEBHOOK_SECRET": "a-real-funding-webhook-secret",
             "PAYSTACK_SECRET_KEY": "sk_live_a_real_paystack_key",
+            "FIELD_ENCRYPTION_KEYS": "Zm9yIHRoZSBzZXR0aW5ncyBjaGVjazogMzIgYnl0ZXM=",
         },
         "config.settings.production",
     )

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography.fernet import Fernet
 
 from config.celery_app import app as celery_app
 from merchants.models import Mode
@@ -81,6 +82,7 @@ SETTINGS = {
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(48),
+        "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
     },
 }
 
@@ -117,7 +119,8 @@ def _web_start(env: dict[str, str], tmp_path: Path, started: list[Process]) -> t
         assert web.alive(), f"web exited:\n{web.output()[-3000:]}"
         try:
             return requests.get(f"{base_url}/healthz", timeout=2).status_code == 200
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # Not listening yet, or listening while its worker still boots: ask again.
             return False
 
     wait_for(healthy, timeout=WAIT_SECONDS, what="gunicorn to answer")

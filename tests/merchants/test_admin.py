@@ -7,11 +7,15 @@ import re
 import socket
 
 import pytest
+from cryptography.fernet import Fernet
 from django.contrib.auth.models import User
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.test import Client
 
 from audit.models import AuditRecord
 from core import ssrf
+from core.crypto import STORED_PREFIX
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
 from merchants.services import webhook_settings_set
@@ -165,11 +169,19 @@ def test_webhook_settings_list_never_shows_the_secret(
     row = webhook_settings_set(
         merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
     )
+    stored = (
+        WebhookSettings.objects.filter(pk=row.pk)
+        .values_list(Cast("secret", output_field=TextField()), flat=True)
+        .get()
+    )
+    assert stored.startswith(STORED_PREFIX)
     listing = admin_client.get("/admin/merchants/webhooksettings/").content.decode()
     assert "https://m.example.com/hook" in listing
-    assert row.secret not in listing
     change_page = admin_client.get(f"/admin/merchants/webhooksettings/{row.pk}/change/")
-    assert row.secret not in change_page.content.decode()
+    for page in (listing, change_page.content.decode()):
+        assert row.secret not in page
+        assert STORED_PREFIX not in page  # nor its encrypted form
+        assert stored[len(STORED_PREFIX) :][:24] not in page
 
 
 # --- Merchant creation ------------------------------------------------------------------------
@@ -315,3 +327,26 @@ def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
     assert record.action == "merchants.webhooksettings.rotate_webhook_secret"
     assert (record.before, record.after) == ({"secret": "set"}, {"secret": "rotated"})
     assert record.reason == REASON
+
+
+def test_a_secret_whose_encryption_key_is_lost_still_lists_and_can_be_rotated(
+    security_admin: User, merchant_account, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
+    )
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]  # that key is gone
+    client = client_for(security_admin)
+
+    listing = client.get(WEBHOOK_SETTINGS)
+    assert listing.status_code == 200
+    assert "https://m.example.com/hook" in listing.content.decode()
+    assert client.get(f"{WEBHOOK_SETTINGS}{row.pk}/change/").status_code == 200
+
+    data = {"action": "rotate_secret", "_selected_action": [row.pk]}
+    response = client.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON})
+    [issued] = re.findall(SECRET_PATTERN, response.content.decode())
+    assert WebhookSettings.objects.get(pk=row.pk).secret == issued
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.rotate_webhook_secret")
+    assert record.before == {"secret": "set"}

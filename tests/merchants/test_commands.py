@@ -4,11 +4,13 @@ import io
 import json
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
-from merchants.models import Mode, SecretKey
+from merchants.models import Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
-from merchants.services import merchant_create
+from merchants.services import merchant_create, webhook_secret_rotate
+from tests.merchants.factories import WebhookSettingsFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +89,138 @@ def test_seed_demo_sets_the_webhook_url() -> None:
     row = WebhookSettings.objects.get(merchant_id=seeded["merchant_id"], mode=Mode.TEST)
     assert row.url == "https://merchant.example.com/hooks"
     assert row.secret == seeded["webhook_secret"]
+
+
+# --- encryption_keys_rotate ------------------------------------------------------------------
+
+KEY_OLD = Fernet.generate_key().decode()
+KEY_NEW = Fernet.generate_key().decode()
+KEY_LOST = Fernet.generate_key().decode()
+
+
+def _rotate(*args: str) -> tuple[str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    call_command("encryption_keys_rotate", *args, stdout=stdout, stderr=stderr)
+    return stdout.getvalue(), stderr.getvalue()
+
+
+def test_encryption_keys_rotate_moves_every_secret_to_the_new_key(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_OLD]
+    rows = WebhookSettingsFactory.create_batch(3)
+    secrets = {row.pk: row.secret for row in rows}
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, KEY_OLD]
+    out, err = _rotate()
+
+    assert out.splitlines() == [
+        "merchants.WebhookSettings.secret: 3 value(s): 3 re-encrypted from another key, "
+        "0 plaintext encrypted, 0 already under the first key; 0 unreadable.",
+        "Re-encrypted under the first of 2 key(s) in FIELD_ENCRYPTION_KEYS: 3 stored value(s) "
+        "in 1 field(s); 0 unreadable.",
+    ]
+    assert "3/3 values" in err
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
+    assert {row.pk: row.secret for row in WebhookSettings.objects.all()} == secrets
+
+
+def test_encryption_keys_rotate_again_changes_nothing(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
+    WebhookSettingsFactory()
+    out, _err = _rotate("--json", "--no-progress")
+    assert json.loads(out) == {
+        "keys": 1,
+        "values": 1,
+        "unreadable": 0,
+        "cleared": 0,
+        "fields": [
+            {
+                "field": "merchants.WebhookSettings.secret",
+                "values": 1,
+                "current": 1,
+                "reencrypted": 0,
+                "encrypted": 0,
+                "unreadable": [],
+                "cleared": [],
+            }
+        ],
+        "ok": True,
+    }
+
+
+def test_encryption_keys_rotate_is_audited_without_values(settings) -> None:  # type: ignore[no-untyped-def]
+    from audit.models import AuditRecord
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_OLD]
+    row = WebhookSettingsFactory()
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, KEY_OLD]
+    _rotate("--no-progress")
+
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.encryption_keys_rotate")
+    assert record.actor_label.startswith("manage.py encryption_keys_rotate (")
+    assert record.object_type == "merchants.webhooksettings"
+    assert record.after["values"] == 1
+    assert record.after["reencrypted"] == 1
+    assert record.after["unreadable"] == 0
+    recorded = json.dumps([record.before, record.after, record.reason])
+    for hidden in (row.secret, KEY_OLD, KEY_NEW):
+        assert hidden not in recorded
+
+
+def test_encryption_keys_rotate_exits_1_naming_rows_no_key_decrypts(settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import ManagementUtility
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_LOST]
+    lost = WebhookSettingsFactory()
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, KEY_OLD]
+    WebhookSettingsFactory()
+
+    with pytest.raises(SystemExit) as exited:
+        ManagementUtility(["manage.py", "encryption_keys_rotate", "--no-progress"]).execute()
+
+    assert exited.value.code == 1
+    captured = capsys.readouterr()
+    assert (
+        f"Unreadable: merchants.WebhookSettings.secret, row(s) {lost.pk}: no key in "
+        "FIELD_ENCRYPTION_KEYS decrypts them." in captured.out
+    )
+    assert captured.out.splitlines()[-1].endswith(
+        "1 unreadable. Keep the old keys, add the missing one and run again."
+    )
+    assert (
+        "CommandError: 1 stored value(s) cannot be decrypted with any key in "
+        "FIELD_ENCRYPTION_KEYS" in captured.err
+    )
+    assert lost.secret not in captured.out + captured.err
+
+
+def test_encryption_keys_rotate_refuses_malformed_keys_before_anything(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, "short"]
+    stdout = io.StringIO()
+    with pytest.raises(CommandError, match="key 2 of 2 is not a Fernet key") as raised:
+        call_command("encryption_keys_rotate", stdout=stdout, stderr=io.StringIO())
+    assert stdout.getvalue() == ""
+    assert KEY_NEW not in str(raised.value)
+
+
+def test_encryption_keys_rotate_can_clear_values_whose_key_is_lost(settings) -> None:  # type: ignore[no-untyped-def]
+    from audit.models import AuditRecord
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_LOST]
+    lost = WebhookSettingsFactory()
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
+    kept = WebhookSettingsFactory()
+
+    out, _err = _rotate("--clear-unreadable", "--no-progress")
+
+    assert out.splitlines()[-2:] == [
+        f"Cleared: merchants.WebhookSettings.secret, row(s) {lost.pk}: no key decrypted them; "
+        "they are empty now (issue new webhook secrets for them).",
+        "Re-encrypted under the first of 1 key(s) in FIELD_ENCRYPTION_KEYS: 2 stored value(s) "
+        "in 1 field(s); 0 unreadable, 1 cleared.",
+    ]
+    assert WebhookSettings.objects.get(pk=lost.pk).secret == ""
+    assert WebhookSettings.objects.get(pk=kept.pk).secret == kept.secret
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.encryption_keys_rotate")
+    assert record.after["cleared"] == [str(lost.pk)]
+    rotated = webhook_secret_rotate(merchant=lost.merchant, mode=lost.mode)
+    assert rotated.secret.startswith("whsec_")
