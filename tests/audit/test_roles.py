@@ -15,10 +15,13 @@ from audit.models import AuditRecord
 from audit.roles import ROLES, role_get
 from audit.services import staff_roles_sync
 from tests.audit.factories import StaffUserFactory, permission_get
+from tests.audit.helpers import act_records
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module("audit.migrations.0004_staff_roles_finance")
+ROLES_MIGRATION = importlib.import_module(
+    "audit.migrations.0006_staff_roles_credentials_and_bulk_proposals"
+)
 
 
 def _group_permissions(group: Group) -> set[str]:
@@ -152,7 +155,7 @@ def test_command_errors(arguments, message) -> None:
     StaffUserFactory(username="staff-x")
     with pytest.raises(CommandError, match=message):
         call_command("staff_role", *arguments, stdout=StringIO())
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_every_role_permission_exists() -> None:
