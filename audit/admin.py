@@ -7,6 +7,7 @@ actor); these admins add who may make it:
 * a password or a TOTP device of another user (set, changed, added, deleted, confirmed; a new
   user created with a password) needs ``audit.reset_staff_credentials`` (the security admin
   role), which also opens the password page without ``auth.change_user``;
+* a superuser's password or devices only by another superuser;
 * nobody sets or clears the superuser flag of their own account.
 """
 
@@ -147,15 +148,24 @@ for registered in (User, Group, TOTPDevice):
 OTHERS_CREDENTIALS_MESSAGE = (
     "Only a security admin may set another user's password or TOTP devices."
 )
+SUPERUSER_CREDENTIALS_MESSAGE = "Only a superuser may set a superuser's password or TOTP devices."
 OWN_SUPERUSER_MESSAGE = "You may not set or clear the superuser flag of your own account."
 PASSWORD_PAGE = "auth_user_password_change"  # noqa: S105 - a URL name
 
 
 def credentials_change_check(request: HttpRequest, user_ids: list[int | None]) -> None:
-    """Refuses (403) a change of another user's password or devices without the permission."""
+    """Refuses (403) a change of another user's password or devices without the permission,
+    and of a superuser's by anyone but a superuser (it would make them one)."""
     others = [pk for pk in user_ids if pk is not None and pk != request.user.pk]
-    if others and not request.user.has_perm(STAFF_CREDENTIALS_PERMISSION):
+    if not others:
+        return
+    if not request.user.has_perm(STAFF_CREDENTIALS_PERMISSION):
         raise PermissionDenied(OTHERS_CREDENTIALS_MESSAGE)
+    if (
+        not request.user.is_superuser
+        and User._default_manager.filter(pk__in=others, is_superuser=True).exists()
+    ):
+        raise PermissionDenied(SUPERUSER_CREDENTIALS_MESSAGE)
 
 
 @admin.register(User)

@@ -85,6 +85,14 @@ def test_a_security_admin_sets_anothers_password_without_changing_the_account() 
     assert not User.objects.get(pk=target.pk).is_superuser
 
 
+def test_a_security_admin_may_not_set_a_superusers_credentials(admin_user) -> None:
+    client = client_for(StaffUserFactory(roles=["security_admin"]))
+    assert_admin_forbidden(client.post(password_url(admin_user), password_post(admin_user)))
+    assert_admin_forbidden(client.post("/admin/otp_totp/totpdevice/add/", device_post(admin_user)))
+    assert password_unchanged(admin_user)
+    assert not TOTPDevice.objects.exists()
+
+
 def test_one_may_set_ones_own_password_in_the_user_admin() -> None:
     clerk = StaffUserFactory(permissions=USER_ADMIN)
     response = client_for(clerk).post(password_url(clerk), password_post(clerk))
