@@ -510,6 +510,7 @@ class PayoutBatchProposal(models.Model):
     )
 
     class Meta:
+        verbose_name = "bulk payout proposal"
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(

@@ -46,6 +46,7 @@ class Migration(migrations.Migration):
                 ('proposed_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payout_batch_proposals', to=settings.AUTH_USER_MODEL)),
             ],
             options={
+                'verbose_name': 'bulk payout proposal',
                 'ordering': ['-created_at', '-id'],
                 'constraints': [models.UniqueConstraint(condition=models.Q(('decision', '')), fields=('fingerprint',), name='one_open_batch_proposal_per_fingerprint'), models.CheckConstraint(condition=models.Q(models.Q(('decided_at__isnull', True), ('decided_by__isnull', True), ('decision', '')), models.Q(('decided_at__isnull', False), ('decided_by__isnull', False), ('decision__in', ['approved', 'rejected'])), _connector='OR'), name='batch_proposal_decision_complete'), models.CheckConstraint(condition=models.Q(('decided_by', models.F('proposed_by')), _negated=True), name='batch_proposal_decided_by_another_user'), models.CheckConstraint(condition=models.Q(('total_debit_amount', django.db.models.expressions.CombinedExpression(models.F('total_amount'), '+', models.F('total_fee_amount')))), name='batch_proposal_total_is_amount_plus_fee')],
             },

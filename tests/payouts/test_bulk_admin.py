@@ -133,6 +133,14 @@ def test_an_operator_proposes_a_checked_file_and_nothing_is_paid(
     assert (record.actor, record.action) == (operator_user, "payouts.payoutbatchproposal.propose")
     assert record.after["payout_count"] == 2
     assert record.after["file_name"] == "march-salaries.csv"
+    detail = operator.get(response["Location"])
+    assert detail.status_code == 200
+    assert "csv-1" in detail.content.decode()
+    assert 'name="_save"' not in detail.content.decode()
+    listing = client_for(StaffUserFactory(roles=["finance_approver"])).get(
+        "/admin/payouts/payoutbatchproposal/?state=open"
+    )
+    assert f"/admin/payouts/payoutbatchproposal/{proposal.pk}/review/" in listing.content.decode()
 
 
 def test_the_same_file_is_one_open_proposal(operator, merchant_account, funded_wallet) -> None:
