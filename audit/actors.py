@@ -41,8 +41,11 @@ class Acting:
         if self.actor is not None:
             return self.actor
         if self.request is not None:
+            from django.contrib.auth.models import AbstractBaseUser
+
             user = getattr(self.request, "user", None)
-            if user is not None and user.is_authenticated:
+            # A staff user; not the merchant an API key authenticates.
+            if isinstance(user, AbstractBaseUser) and user.is_authenticated:
                 return user
             return "anonymous"
         return None
