@@ -1,7 +1,14 @@
 """The audit trail in the back office: read-only, filterable, exportable as CSV.
 
-The user and group admins are registered again with the audit hooks, so granting a role or a
-permission in the admin is recorded too.
+The user, group and TOTP device admins are registered again with the back-office rules. Every
+change of a user or a device is recorded by ``audit.signals`` (with the signed-in user as
+actor); these admins add who may make it:
+
+* a password or a TOTP device of another user (set, changed, added, deleted, confirmed; a new
+  user created with a password) needs ``audit.reset_staff_credentials`` (the security admin
+  role), which also opens the password page without ``auth.change_user``;
+* a superuser's password or devices only by another superuser;
+* nobody sets or clears the superuser flag of their own account.
 """
 
 from __future__ import annotations
@@ -10,15 +17,21 @@ import json
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
-from django.db.models import QuerySet
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
+from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from audit.backoffice import BackOfficeAdminMixin, csv_response
 from audit.models import AuditRecord
+from audit.roles import STAFF_CREDENTIALS_PERMISSION
 from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 
@@ -128,17 +141,92 @@ class AuditRecordAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
 
 
 User = get_user_model()
-if admin.site.is_registered(User):
-    admin.site.unregister(User)
-if admin.site.is_registered(Group):
-    admin.site.unregister(Group)
+for registered in (User, Group, TOTPDevice):
+    if admin.site.is_registered(registered):
+        admin.site.unregister(registered)
+
+OTHERS_CREDENTIALS_MESSAGE = (
+    "Only a security admin may set another user's password or TOTP devices."
+)
+SUPERUSER_CREDENTIALS_MESSAGE = "Only a superuser may set a superuser's password or TOTP devices."
+OWN_SUPERUSER_MESSAGE = "You may not set or clear the superuser flag of your own account."
+PASSWORD_PAGE = "auth_user_password_change"  # noqa: S105 - a URL name
+
+
+def credentials_change_check(request: HttpRequest, user_ids: list[int | None]) -> None:
+    """Refuses (403) a change of another user's password or devices without the permission,
+    and of a superuser's by anyone but a superuser (it would make them one)."""
+    others = [pk for pk in user_ids if pk is not None and pk != request.user.pk]
+    if not others:
+        return
+    if not request.user.has_perm(STAFF_CREDENTIALS_PERMISSION):
+        raise PermissionDenied(OTHERS_CREDENTIALS_MESSAGE)
+    if (
+        not request.user.is_superuser
+        and User._default_manager.filter(pk__in=others, is_superuser=True).exists()
+    ):
+        raise PermissionDenied(SUPERUSER_CREDENTIALS_MESSAGE)
 
 
 @admin.register(User)
 class AuditedUserAdmin(BackOfficeAdminMixin, UserAdmin):
-    """Django's user admin; role (group) and permission changes are recorded."""
+    """Django's user admin; every change is recorded by ``audit.signals``."""
+
+    audit_form_changes = False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        # On the password page, the security admin's permission stands in for change_user.
+        match = request.resolver_match
+        if (
+            obj is not None
+            and match is not None
+            and match.url_name == PASSWORD_PAGE
+            and request.user.has_perm(STAFF_CREDENTIALS_PERMISSION)
+        ):
+            return True
+        return super().has_change_permission(request, obj)
+
+    def user_change_password(
+        self, request: HttpRequest, id: str, form_url: str = ""
+    ) -> HttpResponse:
+        user = self.get_object(request, unquote(id))
+        if user is not None:
+            credentials_change_check(request, [user.pk])
+        return super().user_change_password(request, id, form_url)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
+        if change and obj.pk == request.user.pk and "is_superuser" in form.changed_data:
+            raise PermissionDenied(OWN_SUPERUSER_MESSAGE)
+        if (
+            not change
+            and obj.has_usable_password()
+            and not request.user.has_perm(STAFF_CREDENTIALS_PERMISSION)
+        ):
+            raise PermissionDenied(OTHERS_CREDENTIALS_MESSAGE)
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Group)
 class AuditedGroupAdmin(BackOfficeAdminMixin, GroupAdmin):
     """Django's group admin; changes to a role's permissions are recorded."""
+
+
+@admin.register(TOTPDevice)
+class AuditedTOTPDeviceAdmin(BackOfficeAdminMixin, TOTPDeviceAdmin):
+    """django-otp's TOTP device admin (keys never shown); every change is recorded by
+    ``audit.signals``, and another user's device needs the security admin's permission."""
+
+    audit_form_changes = False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
+        before = form.initial.get("user") if change else None
+        credentials_change_check(request, [obj.user_id, before])
+        super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        credentials_change_check(request, [obj.user_id])
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        credentials_change_check(request, list(queryset.values_list("user_id", flat=True)))
+        super().delete_queryset(request, queryset)

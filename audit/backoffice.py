@@ -3,7 +3,8 @@
 * ``BackOfficeAdminMixin``: a refused request gets the admin's own 403 page (styled, with the
   navigation), never the API's JSON; an action the user may not use is neither listed nor run
   (posting it anyway answers 403); every add, change and delete made through the admin forms
-  writes an audit record.
+  writes an audit record (unless ``audit_form_changes`` is off because the model's own signals
+  record every change, as for users and TOTP devices: ``audit.signals``).
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
   asks for a typed reason before a sensitive action runs.
 * ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
@@ -76,6 +77,8 @@ class BackOfficeAdminMixin:
 
     admin_site: admin.AdminSite
     model: type[Model]
+    # Off where the model's own signals record every change with the request's user.
+    audit_form_changes: bool = True
 
     # --- who may do what ------------------------------------------------------------------
 
@@ -121,6 +124,8 @@ class BackOfficeAdminMixin:
     def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
         before = _form_values(form, form.changed_data, initial=True) if change else None
         super().save_model(request, obj, form, change)  # type: ignore[misc]
+        if not self.audit_form_changes:
+            return
         names = form.changed_data if change else list(form.cleaned_data)
         audit_record(
             actor=request.user,
@@ -135,6 +140,8 @@ class BackOfficeAdminMixin:
         self, request: HttpRequest, form: ModelForm, formsets: Sequence[BaseFormSet], change: bool
     ) -> None:
         super().save_related(request, form, formsets, change)  # type: ignore[misc]
+        if not self.audit_form_changes:
+            return
         for formset in formsets:
             self._audit_formset(request, formset)
 
@@ -172,6 +179,9 @@ class BackOfficeAdminMixin:
             )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if not self.audit_form_changes:
+            super().delete_model(request, obj)  # type: ignore[misc]
+            return
         audit_record(
             actor=request.user,
             action=self.audit_action("delete"),
@@ -182,6 +192,9 @@ class BackOfficeAdminMixin:
         super().delete_model(request, obj)  # type: ignore[misc]
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        if not self.audit_form_changes:
+            super().delete_queryset(request, queryset)  # type: ignore[misc]
+            return
         for obj in queryset:
             audit_record(
                 actor=request.user,

@@ -55,7 +55,10 @@ class AuditRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        permissions = [("export_audit_records", "Can export audit records as CSV")]
+        permissions = [
+            ("export_audit_records", "Can export audit records as CSV"),
+            ("reset_staff_credentials", "Can set another staff user's password or TOTP devices"),
+        ]
         indexes = [
             models.Index(fields=["object_type", "object_id"], name="audit_object_idx"),
         ]

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Setting another user's password or TOTP devices (``audit.admin``): the security admin's.
+STAFF_CREDENTIALS_PERMISSION = "audit.reset_staff_credentials"
+
 
 @dataclass(frozen=True)
 class Role:
@@ -23,6 +26,7 @@ FINANCE_VIEW = (
     "payouts.view_payout",
     "payouts.view_payoutresolution",
     "payouts.view_payoutresolutionproposal",
+    "payouts.view_payoutbatchproposal",
     "payouts.export_payouts",
     "wallets.view_wallet",
     "wallets.view_ledgerentry",
@@ -50,7 +54,7 @@ ROLES: tuple[Role, ...] = (
         key="finance_operator",
         group_name="Finance operator",
         description="Finance viewer, plus requery payouts, import statements, clear "
-        "reconciliation exceptions and propose a manual resolution",
+        "reconciliation exceptions, propose a manual resolution and propose a bulk payout",
         permissions=(
             *FINANCE_VIEW,
             "payouts.requery_payout",
@@ -62,7 +66,8 @@ ROLES: tuple[Role, ...] = (
     Role(
         key="finance_approver",
         group_name="Finance approver",
-        description="Finance viewer, plus approve or reject another user's proposed resolution",
+        description="Finance viewer, plus approve or reject another user's proposed resolution "
+        "or bulk payout",
         permissions=(*FINANCE_VIEW, "payouts.approve_resolution"),
     ),
     Role(
@@ -100,7 +105,8 @@ ROLES: tuple[Role, ...] = (
         key="security_admin",
         group_name="Security admin",
         description="Creates merchants, rotates secret keys and webhook secrets, sets webhook "
-        "URLs, activates and deactivates wallets",
+        "URLs, activates and deactivates wallets; sets other staff users' passwords and TOTP "
+        "devices (never their roles or flags)",
         permissions=(
             "merchants.view_merchant",
             "merchants.add_merchant",
@@ -114,6 +120,12 @@ ROLES: tuple[Role, ...] = (
             "wallets.view_wallet",
             "wallets.change_wallet_status",
             "audit.view_auditrecord",
+            "auth.view_user",
+            STAFF_CREDENTIALS_PERMISSION,
+            "otp_totp.view_totpdevice",
+            "otp_totp.add_totpdevice",
+            "otp_totp.change_totpdevice",
+            "otp_totp.delete_totpdevice",
         ),
     ),
 )

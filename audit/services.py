@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import models, transaction
 from django.db.models import Model
 
+from audit.actors import acting_as
 from audit.models import AuditRecord
 from audit.roles import ROLES, Role, role_get
 from core.exceptions import ApplicationError
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 REDACTED = "[redacted]"
 # A value under a key naming one of these is never stored, only one of the SECRET_STATES.
 SECRET_KEY_MARKERS = ("secret", "password", "token", "key_hash", "plaintext", "api_key")
-SECRET_STATES = frozenset({"rotated", "generated", "unchanged", "set", "unset", ""})
+SECRET_STATES = frozenset({"rotated", "generated", "changed", "unchanged", "set", "unset", ""})
 # Merchant keys and webhook secrets inside any text keep their visible prefix only.
 _SECRET_IN_TEXT = re.compile(r"\b(sk_(?:test|live)_|whsec_)([A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}")
 _BEARER_IN_TEXT = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
@@ -201,10 +202,11 @@ def staff_role_grant(
         "is_staff": user.is_staff,
         "groups": sorted(user.groups.values_list("name", flat=True)),
     }
-    user.groups.add(group)
-    if not user.is_staff:
-        user.is_staff = True
-        user.save(update_fields=["is_staff"])
+    with acting_as(actor, request=request):  # the account's own records name this actor too
+        user.groups.add(group)
+        if not user.is_staff:
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
     audit_record(
         actor=actor,
         action="auth.user.role_grant",
@@ -233,7 +235,8 @@ def staff_role_revoke(
     before = sorted(user.groups.values_list("name", flat=True))
     group = Group.objects.filter(name=role.group_name).first()
     if group is not None:
-        user.groups.remove(group)
+        with acting_as(actor, request=request):
+            user.groups.remove(group)
     audit_record(
         actor=actor,
         action="auth.user.role_revoke",

@@ -12,26 +12,20 @@
 * manual resolution takes two people: one proposes the outcome of an ambiguous payout with an
   internal reason and evidence, a different user with ``payouts.approve_resolution`` approves
   (the payout settles) or rejects it. The reason and evidence are never shown to the merchant;
-* bulk upload (an extension): a CSV of payouts for a chosen merchant and mode, checked row by
-  row as a dry run (``payouts.propose_resolution`` or ``payouts.approve_resolution``), then
-  submitted as one bulk payout (``payouts.approve_resolution``) through the same service as
-  ``POST …/payouts/bulk``.
+* bulk upload (an extension, ``payouts.admin_bulk``): a CSV of payouts checked as a dry run
+  and proposed by one person, approved (submitted through the same service as
+  ``POST …/payouts/bulk``) or rejected by another.
 
 Every action and decision writes an audit record.
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
-import re
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import BooleanField, Case, QuerySet, Value, When
@@ -60,13 +54,11 @@ from core.admin import (
 from core.dates import local_isoformat, local_text
 from core.exceptions import ApplicationError
 from core.money import format_amount
-from merchants.models import Merchant, Mode
-from payouts.api.serializers import payout_batch_items_parse
+from merchants.models import Mode
+from payouts.admin_bulk import bulk_upload_view, may_upload
 from payouts.models import (
     FINAL_STATUSES,
-    ZERO,
     Payout,
-    PayoutBatchItemResult,
     PayoutResolution,
     PayoutResolutionProposal,
     PayoutStatus,
@@ -75,13 +67,9 @@ from payouts.models import (
     SandboxTransfer,
 )
 from payouts.services import (
-    BATCH_MAX_ITEMS,
     EVIDENCE_MAX_LENGTHS,
     RESOLUTION_REASON_MIN_LENGTH,
     SAME_USER_MESSAGE,
-    PayoutBatchItemOutcome,
-    payout_batch_create,
-    payout_batch_preview,
     payout_requery,
     payout_resolution_approve,
     payout_resolution_propose,
@@ -89,7 +77,6 @@ from payouts.services import (
     payout_return_check,
 )
 from wallets.models import Bank, LedgerEntry
-from wallets.selectors import wallet_get
 
 REQUERY_ACTION_LIMIT = 200
 CSV_COLUMNS = (
@@ -217,140 +204,6 @@ class DecisionForm(forms.Form):
                 "characters)."
             )
         return note
-
-
-BULK_CSV_REQUIRED = ("account_number", "bank_code", "amount", "idempotency_key")
-BULK_CSV_COLUMNS = ("account_number", "bank_code", "amount", "narration", "idempotency_key")
-BULK_UPLOAD_MAX_BYTES = 1024 * 1024
-BULK_MAX_ROWS = BATCH_MAX_ITEMS
-BULK_PREVIEW_SALT = "payouts.admin.bulk_upload"
-BULK_TOKEN_MAX_AGE_SECONDS = 3600
-_ITEM_INDEX = re.compile(r"items\[(\d+)\]")
-
-
-def bulk_csv_rows(content: bytes) -> list[dict[str, str]]:
-    """The payouts of an uploaded CSV file as the bulk route's items (strings, as a JSON body
-    would carry them); a ``forms.ValidationError`` naming what is wrong with the file itself.
-    Values are trimmed; an empty narration is left out; blank lines are skipped."""
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise forms.ValidationError("The file is not UTF-8 text.") from None
-    if "\x00" in text:
-        raise forms.ValidationError("The file holds NUL characters: it is not a CSV file.")
-    reader = csv.DictReader(io.StringIO(text))
-    header = [name.strip() for name in reader.fieldnames or []]
-    missing = [name for name in BULK_CSV_REQUIRED if name not in header]
-    unknown = [name for name in header if name not in BULK_CSV_COLUMNS]
-    if missing or unknown:
-        raise forms.ValidationError(
-            f"The header must name the columns {', '.join(BULK_CSV_COLUMNS)} (narration may be "
-            f"left out); missing: {', '.join(missing) or 'none'}; unknown: "
-            f"{', '.join(unknown) or 'none'}."
-        )
-    reader.fieldnames = header
-    rows: list[dict[str, str]] = []
-    try:
-        for line in reader:
-            if None in line:
-                raise forms.ValidationError(
-                    f"Line {reader.line_num} has more values than the header has columns."
-                )
-            values = {name: (value or "").strip() for name, value in line.items()}
-            if not any(values.values()):
-                continue
-            if not values.get("narration"):
-                values.pop("narration", None)
-            rows.append(values)
-            if len(rows) > BULK_MAX_ROWS:
-                break
-    except csv.Error as error:
-        raise forms.ValidationError(f"The file is not valid CSV: {error}.") from None
-    if not rows:
-        raise forms.ValidationError("The file holds no payouts.")
-    if len(rows) > BULK_MAX_ROWS:
-        raise forms.ValidationError(
-            f"A batch holds at most {BULK_MAX_ROWS} payouts; split the file."
-        )
-    return rows
-
-
-def _rows_named(message: str) -> str:
-    """``items[4]`` in a service message, as the file's row 5 (its fifth payout)."""
-    return _ITEM_INDEX.sub(lambda match: f"row {int(match[1]) + 1}", message)
-
-
-class BulkUploadForm(forms.Form):
-    merchant = forms.ModelChoiceField(
-        queryset=Merchant.objects.order_by("name", "id"),
-        help_text="Whose wallet pays: the payouts are the merchant's, as if sent with its key",
-    )
-    mode = forms.ChoiceField(
-        choices=Mode.choices,
-        initial=Mode.LIVE,
-        help_text="The wallet of this mode pays (live moves real money)",
-    )
-    payouts_file = forms.FileField(
-        label="CSV file",
-        help_text="Header: " + ", ".join(BULK_CSV_COLUMNS) + f"; at most {BATCH_MAX_ITEMS} rows",
-    )
-    batch_reference = forms.CharField(
-        required=False,
-        max_length=100,
-        strip=True,
-        help_text="Optional. Default: one derived from the file's content, so the same file "
-        "submitted twice is one batch",
-    )
-    atomic = forms.BooleanField(
-        required=False,
-        label="All or nothing",
-        help_text="Pay every row or none: a single invalid row refuses the whole file",
-    )
-
-    def clean_payouts_file(self) -> Any:
-        upload = self.cleaned_data["payouts_file"]
-        if upload.size > BULK_UPLOAD_MAX_BYTES:
-            raise forms.ValidationError(
-                f"The file is larger than {BULK_UPLOAD_MAX_BYTES // 1024} KiB; split it."
-            )
-        content = upload.read()
-        self.cleaned_data["rows"] = bulk_csv_rows(content)
-        self.cleaned_data["file_sha256"] = hashlib.sha256(content).hexdigest()
-        return upload
-
-
-def _bulk_preview_rows(
-    rows: list[dict[str, str]], outcomes: list[PayoutBatchItemOutcome]
-) -> list[dict[str, Any]]:
-    """What the preview page shows of each row: the row, its dry-run outcome, its money."""
-    shown = []
-    for row, outcome in zip(rows, outcomes, strict=True):
-        fields = outcome.plan.fields if outcome.plan is not None else {}
-        payout = outcome.payout
-        shown.append(
-            {
-                "number": outcome.index + 1,
-                "row": row,
-                "result": {
-                    PayoutBatchItemResult.ACCEPTED: "valid",
-                    PayoutBatchItemResult.DUPLICATE: "duplicate",
-                }.get(outcome.result, "invalid"),
-                "message": (
-                    outcome.error.message
-                    if outcome.error is not None
-                    else (
-                        f"already paid by {payout.internal_reference} ({payout.status})"
-                        if payout is not None
-                        else ""
-                    )
-                ),
-                "account_name": fields.get("account_name", ""),
-                "amount": money_cell(fields.get("amount")),
-                "fee": money_cell(fields.get("fee_amount")),
-                "total": money_cell(fields.get("total_debit_amount")),
-            }
-        )
-    return shown
 
 
 def _open_proposal(payout: Payout) -> PayoutResolutionProposal | None:
@@ -482,13 +335,8 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         return self.user_has(request, "payouts.approve_resolution")
 
     def has_bulk_preview_permission(self, request: HttpRequest) -> bool:
-        """Finance staff who act on payouts may check a file; only an approver submits it."""
-        return self.has_propose_resolution_permission(
-            request
-        ) or self.has_approve_resolution_permission(request)
-
-    def has_bulk_submit_permission(self, request: HttpRequest) -> bool:
-        return self.has_approve_resolution_permission(request)
+        """Finance staff who act on payouts may check and propose a file (``admin_bulk``)."""
+        return may_upload(request)
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -770,143 +618,10 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         ]
         return custom + urls
 
-    # --- Bulk upload (extension) ------------------------------------------------------------
-
-    def _bulk_context(self, request: HttpRequest, title: str) -> dict[str, Any]:
-        return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "opts": self.model._meta,
-            "changelist_url": reverse("admin:payouts_payout_changelist"),
-            "upload_url": reverse("admin:payouts_payout_bulk"),
-            "columns": BULK_CSV_COLUMNS,
-            "max_rows": BATCH_MAX_ITEMS,
-        }
+    # --- Bulk upload (extension): payouts/admin_bulk.py ---------------------------------------
 
     def bulk_upload_view(self, request: HttpRequest) -> HttpResponse:
-        """Upload a CSV, see each row checked as a dry run with the totals, then submit (an
-        approver only). Submitting is ``payout_batch_create``: the API's bulk payout."""
-        if not self.has_bulk_preview_permission(request):
-            raise PermissionDenied("You may not upload bulk payouts.")
-        if request.method == "POST" and "_submit" in request.POST:
-            return self._bulk_submit(request)
-        form = BulkUploadForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            preview = self._bulk_preview(request, form)
-            if preview is not None:
-                return preview
-        context = {**self._bulk_context(request, "Upload a bulk payout"), "form": form}
-        return TemplateResponse(request, "admin/payouts/payout/bulk_upload.html", context)
-
-    def _bulk_preview(self, request: HttpRequest, form: BulkUploadForm) -> HttpResponse | None:
-        data = form.cleaned_data
-        merchant, mode, rows = data["merchant"], data["mode"], data["rows"]
-        upload = data["payouts_file"]
-        try:
-            outcomes = payout_batch_preview(
-                merchant=merchant, mode=mode, items=payout_batch_items_parse(rows)
-            )
-            wallet = wallet_get(merchant=merchant, mode=mode)
-        except ApplicationError as error:
-            form.add_error(None, _rows_named(error.message))
-            return None
-        shown = _bulk_preview_rows(rows, outcomes)
-        valid = [outcome.plan.fields for outcome in outcomes if outcome.plan is not None]
-        counts = {
-            result: sum(row["result"] == result for row in shown)
-            for result in ("valid", "duplicate", "invalid")
-        }
-        batch_reference = data["batch_reference"] or f"csv-{data['file_sha256'][:32]}"
-        token = signing.dumps(
-            {
-                "user": request.user.pk,
-                "merchant": merchant.pk,
-                "mode": mode,
-                "atomic": data["atomic"],
-                "batch_reference": batch_reference,
-                "rows": rows,
-                "file_name": upload.name,
-                "file_sha256": data["file_sha256"],
-            },
-            salt=BULK_PREVIEW_SALT,
-            compress=True,
-        )
-        context = {
-            **self._bulk_context(request, "Check the bulk payout"),
-            "merchant": merchant,
-            "mode": mode,
-            "atomic": data["atomic"],
-            "batch_reference": batch_reference,
-            "file_name": upload.name,
-            "rows": shown,
-            "counts": counts,
-            "available_balance": money_cell(wallet.available_balance),
-            "total_amount": money_cell(sum((f["amount"] for f in valid), ZERO)),
-            "total_fee_amount": money_cell(sum((f["fee_amount"] for f in valid), ZERO)),
-            "total_debit_amount": money_cell(sum((f["total_debit_amount"] for f in valid), ZERO)),
-            "can_submit": self.has_bulk_submit_permission(request)
-            and counts["valid"] > 0
-            and not (data["atomic"] and counts["invalid"]),
-            "may_submit": self.has_bulk_submit_permission(request),
-            "token": token,
-        }
-        return TemplateResponse(request, "admin/payouts/payout/bulk_upload_preview.html", context)
-
-    def _bulk_submit(self, request: HttpRequest) -> HttpResponse:
-        if not self.has_bulk_submit_permission(request):
-            raise PermissionDenied("You may not submit bulk payouts.")
-        upload_url = reverse("admin:payouts_payout_bulk")
-        try:
-            data = signing.loads(
-                request.POST.get("token", ""),
-                salt=BULK_PREVIEW_SALT,
-                max_age=BULK_TOKEN_MAX_AGE_SECONDS,
-            )
-        except signing.BadSignature:
-            data = None
-        merchant = None
-        if data is not None and data.get("user") == request.user.pk:
-            merchant = Merchant.objects.filter(pk=data.get("merchant")).first()
-        if merchant is None:
-            self.message_user(
-                request,
-                "This preview expired or is not yours; upload the file again.",
-                level=messages.ERROR,
-            )
-            return HttpResponseRedirect(upload_url)
-        try:
-            result = payout_batch_create(
-                merchant=merchant,
-                mode=data["mode"],
-                batch_reference=data["batch_reference"],
-                atomic=data["atomic"],
-                items=payout_batch_items_parse(data["rows"]),
-                created_by=request.user,
-                request=request,
-                audit_after={"file_name": data["file_name"], "file_sha256": data["file_sha256"]},
-            )
-        except ApplicationError as error:
-            self.message_user(request, _rows_named(error.message), level=messages.ERROR)
-            return HttpResponseRedirect(upload_url)
-        batch = result.batch
-        if result.duplicate:
-            self.message_user(
-                request,
-                f"This file was already submitted as batch {batch.batch_reference} (#{batch.pk}); "
-                "nothing was submitted again.",
-                level=messages.WARNING,
-            )
-        else:
-            self.message_user(
-                request,
-                f"Batch {batch.batch_reference} (#{batch.pk}) for {merchant.name} "
-                f"({data['mode']}): {batch.accepted_count} payout(s) accepted, "
-                f"{batch.duplicate_count} already paid, {batch.rejected_count} rejected; "
-                f"{format_amount(batch.total_debit_amount)} reserved.",
-                level=messages.SUCCESS if batch.rejected_count == 0 else messages.WARNING,
-            )
-        changelist = reverse("admin:payouts_payout_changelist")
-        return HttpResponseRedirect(f"{changelist}?batch__id__exact={batch.pk}")
+        return bulk_upload_view(self, request)
 
     def _page_context(self, request: HttpRequest, payout: Payout, title: str) -> dict[str, Any]:
         return {

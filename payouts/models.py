@@ -5,7 +5,8 @@ same transaction) and then moves through the state machine in ``payouts.state_ma
 provider's raw answers are kept for audit. An ambiguous payout that finance staff settle by hand
 goes through two people: one proposes the outcome (``PayoutResolutionProposal``), another
 approves or rejects it; an approved proposal settles the payout and is recorded in
-``PayoutResolution``.
+``PayoutResolution``. A bulk payout uploaded in the back office goes through two people too
+(``PayoutBatchProposal``).
 """
 
 from __future__ import annotations
@@ -447,6 +448,102 @@ class PayoutResolutionProposal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.payout.internal_reference}: proposed {self.proposed_status}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.decision == ""
+
+
+class PayoutBatchProposal(models.Model):
+    """A bulk payout uploaded in the back office, waiting for a second person.
+
+    The uploader's checked file becomes this proposal: the merchant and mode, the file's rows
+    exactly as uploaded (``rows``, what is submitted) and what the dry run showed of each
+    (``preview``: result, account name, bank, amount, fee, total debit, message), the totals of
+    the valid rows, and ``fingerprint`` (SHA-256 of merchant, mode, all-or-nothing, batch
+    reference and rows: the same file is one open proposal, and an approval submits only rows
+    that still match it). Nothing is reserved until a different user approves
+    (``payouts.services.bulk_proposals.payout_batch_proposal_approve``), which submits the rows through
+    ``payout_batch_create`` and links the resulting ``batch``.
+    """
+
+    merchant = models.ForeignKey(
+        "merchants.Merchant", on_delete=models.PROTECT, related_name="payout_batch_proposals"
+    )
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    atomic = models.BooleanField(default=False)
+    batch_reference = models.CharField(max_length=100)
+    file_name = models.CharField(max_length=255, blank=True, default="")
+    file_sha256 = models.CharField(max_length=64, blank=True, default="")
+    rows = models.JSONField(help_text="The file's rows as uploaded: what approval submits")
+    preview = models.JSONField(help_text="Per row, what the uploader's dry run showed")
+    payout_count = models.PositiveIntegerField(help_text="Valid rows in the dry run")
+    total_amount = MoneyField(default=ZERO)
+    total_fee_amount = MoneyField(default=ZERO)
+    total_debit_amount = MoneyField(default=ZERO)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of what is submitted")
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="payout_batch_proposals",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    decision = models.CharField(
+        max_length=10, choices=ResolutionDecision.choices, blank=True, default=""
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="payout_batch_decisions",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True, default="")
+    batch = models.ForeignKey(
+        PayoutBatch,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="proposals",
+        help_text="The bulk payout its approval submitted (or replayed)",
+    )
+
+    class Meta:
+        verbose_name = "bulk payout proposal"
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fingerprint"],
+                condition=Q(decision=""),
+                name="one_open_batch_proposal_per_fingerprint",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(decision="", decided_by__isnull=True, decided_at__isnull=True)
+                    | Q(
+                        decision__in=ResolutionDecision.values,
+                        decided_by__isnull=False,
+                        decided_at__isnull=False,
+                    )
+                ),
+                name="batch_proposal_decision_complete",
+            ),
+            models.CheckConstraint(
+                condition=~Q(decided_by=F("proposed_by")),
+                name="batch_proposal_decided_by_another_user",
+            ),
+            models.CheckConstraint(
+                condition=Q(total_debit_amount=F("total_amount") + F("total_fee_amount")),
+                name="batch_proposal_total_is_amount_plus_fee",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"bulk payout proposal #{self.pk}: {self.payout_count} payout(s) from "
+            f"{self.merchant} ({self.mode})"
+        )
 
     @property
     def is_open(self) -> bool:

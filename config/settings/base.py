@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    # Staff-account changes made during a request are recorded with its signed-in user.
+    "audit.middleware.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: turns a locked-out admin login into its 429 answer.
@@ -92,6 +94,9 @@ AXES_VERBOSE = False
 OTP_REQUIRED = env.bool("OTP_REQUIRED", default=False)
 OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Merchant Payments")
 OTP_ADMIN_HIDE_SENSITIVE_DATA = True  # device keys and QR codes never shown in the admin
+# Two-person rules (audit.two_person): an account whose password or TOTP devices someone else
+# set within this many hours may not approve another user's proposal yet.
+STAFF_CREDENTIAL_RESET_HOLD_HOURS = env.int("STAFF_CREDENTIAL_RESET_HOLD_HOURS", default=24)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

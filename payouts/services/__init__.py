@@ -4,6 +4,7 @@
 |---|---|
 | ``create`` | a payout create: idempotency, checks, the reservation, the wake on commit |
 | ``bulk`` | a bulk payout request (an extension): its items, each a create |
+| ``bulk_proposals`` | a bulk payout uploaded in the back office: proposed by one person, submitted by another (imported from its module: it reads rows with the API's item parser) |
 | ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
 | ``dispatch`` | dispatch rounds: claim, send, apply; a single dispatch is a round of one |
 | ``requery`` | asking the provider about a sent payout, and settling from the answer |

@@ -10,6 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
+from audit.two_person import SAME_USER_MESSAGE as SAME_USER_MESSAGE
+from audit.two_person import distinct_people_check
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from payouts.models import (
     Payout,
@@ -38,7 +40,6 @@ RESOLUTION_REASON_MIN_LENGTH = 10
 EVIDENCE_MAX_LENGTHS = {"provider_reference": 100, "nip_session_id": 64}
 OPEN_PROPOSAL_EXISTS_MESSAGE = "This payout already has an open resolution proposal"
 NOT_AMBIGUOUS_MESSAGE = "Only ambiguous payouts can be resolved manually"
-SAME_USER_MESSAGE = "The approver must be a different user than the proposer"
 
 
 def _resolution_reason_clean(reason: str, *, field: str = "reason") -> str:
@@ -208,7 +209,8 @@ def _open_proposal_lock(
     *, proposal_id: int, decider: AbstractBaseUser
 ) -> tuple[Payout, PayoutResolutionProposal]:
     """Locks the payout, then the proposal (the order ``payout_resolution_propose`` uses), and
-    checks the proposal is open and ``decider`` is not its proposer."""
+    checks the proposal is open and ``decider`` and its proposer are two people
+    (``audit.two_person.distinct_people_check``)."""
     _permission_check(
         decider,
         "payouts.approve_resolution",
@@ -225,8 +227,7 @@ def _open_proposal_lock(
     proposal = PayoutResolutionProposal.objects.select_for_update().get(pk=proposal_id)
     if not proposal.is_open:
         raise ConflictError(f"This proposal was already {proposal.decision}")
-    if proposal.proposed_by_id == decider.pk:
-        raise ApplicationError(SAME_USER_MESSAGE, status=403)
+    distinct_people_check(proposer=proposal.proposed_by, approver=decider)
     return payout, proposal
 
 
@@ -251,9 +252,11 @@ def payout_resolution_approve(
     """Approves an open proposal and settles its payout as proposed, in one transaction with
     the ``PayoutResolution`` and the audit record.
 
-    The approver needs ``payouts.approve_resolution`` and must be a different user than the
-    proposer (403 otherwise). A payout that is no longer ``ambiguous`` (a requery settled it
-    meanwhile) cannot be settled again: 409, and the proposal is left for rejection.
+    The approver needs ``payouts.approve_resolution`` and must be a different person than the
+    proposer (``audit.two_person``: not the same user, neither's password or TOTP devices set
+    by the other, the approver's not reset by anyone within the hold period; 403 otherwise).
+    A payout that is no longer ``ambiguous`` (a requery settled it meanwhile) cannot be settled
+    again: 409, and the proposal is left for rejection.
     """
     payout, proposal = _open_proposal_lock(proposal_id=proposal_id, decider=approver)
     note = (note or "").strip()

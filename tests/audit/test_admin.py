@@ -92,9 +92,11 @@ def test_granting_a_role_in_the_user_admin_is_recorded(admin_client, admin_user)
         },
     )
     assert response.status_code == 302
-    record = AuditRecord.objects.get(action="auth.user.change")
+    record = AuditRecord.objects.get(action="auth.user.groups_change")
     assert record.actor == admin_user
     assert record.object_id == str(clerk.pk)
-    assert record.before["groups"] == []
-    assert record.after["groups"] == [{"id": approver_group.pk, "repr": "Finance approver"}]
-    assert "password" not in record.after
+    assert record.before == {"names": []}
+    assert record.after == {"names": ["Finance approver"]}
+    assert not AuditRecord.objects.filter(
+        action="auth.user.password_change", object_id=str(clerk.pk)
+    ).exists()

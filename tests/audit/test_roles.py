@@ -15,10 +15,13 @@ from audit.models import AuditRecord
 from audit.roles import ROLES, role_get
 from audit.services import staff_roles_sync
 from tests.audit.factories import StaffUserFactory, permission_get
+from tests.audit.helpers import act_records
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module("audit.migrations.0004_staff_roles_finance")
+ROLES_MIGRATION = importlib.import_module(
+    "audit.migrations.0006_staff_roles_credentials_and_bulk_proposals"
+)
 
 
 def _group_permissions(group: Group) -> set[str]:
@@ -58,7 +61,11 @@ def test_the_migration_copy_matches_the_current_roles() -> None:
         (
             "finance_approver",
             {"payouts.approve_resolution"},
-            {"payouts.propose_resolution", "payouts.requery_payout"},
+            {
+                "payouts.propose_resolution",
+                "payouts.requery_payout",
+                "audit.reset_staff_credentials",
+            },
         ),
         (
             "ops",
@@ -76,8 +83,16 @@ def test_the_migration_copy_matches_the_current_roles() -> None:
                 "merchants.rotate_webhook_secret",
                 "wallets.change_wallet_status",
                 "merchants.add_merchant",
+                "audit.reset_staff_credentials",
+                "otp_totp.add_totpdevice",
             },
-            {"payouts.approve_resolution", "wallets.change_wallet", "merchants.delete_merchant"},
+            {
+                "payouts.approve_resolution",
+                "wallets.change_wallet",
+                "merchants.delete_merchant",
+                "auth.change_user",
+                "auth.add_user",
+            },
         ),
     ],
 )
@@ -124,6 +139,13 @@ def test_grant_makes_staff_adds_the_group_and_is_audited() -> None:
     assert record.object_id == str(user.pk)
     assert record.after == {"is_staff": True, "groups": ["Finance approver"]}
     assert record.reason == "March close"
+    account = AuditRecord.objects.filter(
+        object_id=str(user.pk), action__in=("auth.user.groups_change", "auth.user.change")
+    )
+    assert {(r.action, r.actor_label) for r in account} == {
+        ("auth.user.groups_change", record.actor_label),
+        ("auth.user.change", record.actor_label),
+    }
 
 
 def test_revoke_removes_only_that_role() -> None:
@@ -152,7 +174,7 @@ def test_command_errors(arguments, message) -> None:
     StaffUserFactory(username="staff-x")
     with pytest.raises(CommandError, match=message):
         call_command("staff_role", *arguments, stdout=StringIO())
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_every_role_permission_exists() -> None:

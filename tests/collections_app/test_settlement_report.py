@@ -20,7 +20,6 @@ from django.db.models import Sum
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.models import AuditRecord
 from collections_app.fees import collection_fee_calculate
 from collections_app.models import (
     Channel,
@@ -47,7 +46,7 @@ from core.dates import local_date, local_day_bounds, local_day_start, local_toda
 from merchants.models import Merchant, Mode
 from payment_items.models import PaymentItem, Subaccount
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, assert_admin_forbidden, client_for
 from tests.collections_app.conftest import CALLBACK_URL
 from tests.collections_app.factories import (
     CollectionFeeScheduleFactory,
@@ -564,7 +563,7 @@ def test_the_page_shows_the_report_to_a_user_with_the_view_permission(scene: Sce
     assert '<span class="money">₦212,857.50</span>' in page  # the total gross
     assert scene.chika.account_code in page and "Chika Partners" in page
     assert f"{EXPORT_URL}?" in page
-    assert not AuditRecord.objects.exists()  # looking is not exporting
+    assert not act_records().exists()  # looking is not exporting
 
 
 def test_the_page_defaults_to_yesterday_in_live_mode(scene: Scene) -> None:
@@ -609,7 +608,7 @@ def test_staff_without_the_view_permission_get_the_admin_403_page(scene: Scene) 
     client = client_for(StaffUserFactory(permissions=["payouts.view_payout"]))
     assert_admin_forbidden(client.get(REPORT_URL, report_query()))
     assert_admin_forbidden(client.get(EXPORT_URL, report_query()))
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_the_changelist_links_to_the_report() -> None:
@@ -683,7 +682,7 @@ def test_the_csv_download_has_one_line_per_row_and_is_audited(scene: Scene) -> N
             "",
         ],
     ]
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert record.action == "collections_app.collectiontransaction.settlement_report_export"
     assert (record.actor, record.object_type) == (user, "collections_app.collectiontransaction")
     assert record.after == {
@@ -713,4 +712,4 @@ def test_a_csv_with_a_bad_range_goes_back_to_the_page_unaudited() -> None:
     response = client.get(EXPORT_URL, query)
     assert response.status_code == 302
     assert response["Location"].startswith(f"{REPORT_URL}?")
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()

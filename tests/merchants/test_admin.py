@@ -20,7 +20,13 @@ from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
 from merchants.services import webhook_settings_set
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import actions_offered, assert_admin_forbidden, audit_count, client_for
+from tests.audit.helpers import (
+    act_records,
+    actions_offered,
+    assert_admin_forbidden,
+    audit_count,
+    client_for,
+)
 from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +124,7 @@ def test_rotation_asks_for_a_reason_on_an_admin_page_first(
     assert too_short.status_code == 200
     assert "Ensure this value has at least 10 characters" in too_short.content.decode()
     assert secret_key_get_active(plaintext=merchant_account.live_key.plaintext) is not None
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_security_admin_rotates_with_a_reason_and_the_audit_keeps_prefixes_only(
@@ -139,7 +145,7 @@ def test_security_admin_rotates_with_a_reason_and_the_audit_keeps_prefixes_only(
     assert secret_key_get_active(plaintext=new_key) is not None
     assert secret_key_get_active(plaintext=merchant_account.live_key.plaintext) is None
     assert new_key not in str(client.cookies)  # not carried by the message framework either
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert record.actor == security_admin
     assert record.action == "merchants.merchant.rotate_secret_key"
     assert record.object_id == str(merchant_account.merchant.pk)
@@ -283,7 +289,7 @@ def test_webhook_settings_refuse_a_url_that_is_not_public(
     assert errors[0].startswith("This URL cannot receive webhooks")
     assert message in errors[0]
     assert not WebhookSettings.objects.filter(merchant=merchant_account.merchant).exists()
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_changing_the_webhook_url_keeps_the_secret_and_is_audited(
@@ -314,7 +320,7 @@ def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
     data = {"action": "rotate_secret", "_selected_action": [row.pk]}
     assert_admin_forbidden(ops.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON}))
     assert WebhookSettings.objects.get(pk=row.pk).secret == row.secret
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
     client = client_for(security_admin)
     assert client.post(WEBHOOK_SETTINGS, data).status_code == 200  # the confirmation page
@@ -323,7 +329,7 @@ def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
     rotated = WebhookSettings.objects.get(pk=row.pk).secret
     assert rotated != row.secret
     assert re.findall(SECRET_PATTERN, response.content.decode()) == [rotated]
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert record.action == "merchants.webhooksettings.rotate_webhook_secret"
     assert (record.before, record.after) == ({"secret": "set"}, {"secret": "rotated"})
     assert record.reason == REASON

@@ -12,7 +12,7 @@ from audit.models import AuditRecord
 from merchants.models import Merchant
 from payment_items.models import PaymentItem, TransactionSplitShare
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, actions_offered, assert_admin_forbidden, client_for
 from tests.payment_items.factories import (
     BusinessFactory,
     CategoryFactory,
@@ -164,7 +164,7 @@ def test_a_view_only_user_cannot_mark_items_deleted(merchant) -> None:
     assert_admin_forbidden(response)
     item.refresh_from_db()
     assert item.is_deleted is False
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_a_view_only_user_cannot_edit_an_item(merchant) -> None:

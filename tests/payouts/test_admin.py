@@ -19,7 +19,7 @@ from payouts.models import Payout, PayoutResolution, PayoutResolutionProposal, P
 from payouts.providers.sandbox import ACCOUNT_SUCCEEDS_THEN_RETURNED
 from payouts.services import payout_dispatch, payout_resolution_propose
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, actions_offered, assert_admin_forbidden, client_for
 from tests.payouts.factories import PayoutFactory
 from tests.payouts.helpers import assert_wallet_balanced, reload
 from wallets.models import LedgerEntry, LedgerEntryType
@@ -279,7 +279,7 @@ def test_a_view_only_user_sees_no_action_or_button_and_changes_nothing(ambiguous
     payout = reload(ambiguous)
     assert (payout.status, payout.requery_count) == (PayoutStatus.AMBIGUOUS, 0)
     assert not PayoutResolutionProposal.objects.exists()
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_finance_viewer_may_export_only(ambiguous) -> None:
@@ -326,7 +326,7 @@ def test_requery_action_is_audited(funded_wallet, create_payout, operator) -> No
         CHANGELIST, {"action": "requery_selected", "_selected_action": [payout.pk]}
     )
     assert response.status_code == 302
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert (record.actor, record.action) == (operator, "payouts.payout.requery")
     assert (record.before, record.after) == ({"status": "ambiguous"}, {"status": "successful"})
 
@@ -377,7 +377,7 @@ def test_a_proposal_without_reason_or_confirmation_changes_nothing(
     assert message in response.content.decode()
     assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
     assert not PayoutResolutionProposal.objects.exists()
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_proposing_records_the_proposal_and_moves_nothing(ambiguous, operator) -> None:
@@ -388,7 +388,7 @@ def test_proposing_records_the_proposal_and_moves_nothing(ambiguous, operator) -
     assert (proposal.proposed_by, proposal.proposed_status) == (operator, "failed")
     assert (proposal.provider_reference, proposal.nip_session_id) == ("TRF_9x8y", "000058123456")
     assert reload(ambiguous).status == PayoutStatus.AMBIGUOUS
-    assert AuditRecord.objects.get().action == "payouts.payout.resolution_propose"
+    assert act_records().get().action == "payouts.payout.resolution_propose"
 
 
 def test_proposing_a_non_ambiguous_payout_is_refused(funded_wallet, create_payout, operator):

@@ -28,6 +28,7 @@ from payouts.services import (
     payout_resolve_manually,
 )
 from tests.audit.factories import StaffUserFactory
+from tests.audit.helpers import act_records
 from tests.payouts.helpers import assert_wallet_balanced, detail_url, reload
 from wallets.models import LedgerEntry, LedgerEntryType
 from webhooks.models import Event
@@ -88,7 +89,7 @@ def test_a_proposal_moves_nothing_and_is_audited(ambiguous_payout, operator) -> 
     assert (proposal.provider_reference, proposal.nip_session_id) == ("TRF_9x8y", "0000581234")
     assert reload(ambiguous_payout).status == PayoutStatus.AMBIGUOUS
     assert ledger_types(ambiguous_payout) == [LedgerEntryType.PAYOUT_RESERVE]
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert (record.actor, record.action) == (operator, "payouts.payout.resolution_propose")
     assert record.object_id == str(ambiguous_payout.pk)
     assert record.after == {
@@ -105,7 +106,7 @@ def test_proposing_needs_the_permission(ambiguous_payout, approver) -> None:
         propose(ambiguous_payout, approver)
     assert error.value.status == 403
     assert not PayoutResolutionProposal.objects.exists()
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_only_ambiguous_payouts_get_proposals(funded_wallet, create_payout, operator) -> None:
@@ -173,7 +174,7 @@ def test_the_proposer_cannot_approve_their_own_proposal(ambiguous_payout) -> Non
         )
     assert reload(ambiguous_payout).status == PayoutStatus.AMBIGUOUS
     assert PayoutResolutionProposal.objects.get(pk=proposal.pk).is_open
-    assert list(AuditRecord.objects.values_list("action", flat=True)) == [
+    assert list(act_records().values_list("action", flat=True)) == [
         "payouts.payout.resolution_propose"
     ]
 
@@ -352,7 +353,7 @@ def test_single_person_resolution_in_code_is_audited_and_keeps_the_reason_intern
     payout = reload(ambiguous_payout)
     assert payout.error_message == "Transfer failed"
     assert INTERNAL_REASON not in Event.objects.get(payout=payout).body
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert record.action == "payouts.payout.resolve_manually"
     assert (record.before, record.after) == ({"status": "ambiguous"}, {"status": "failed"})
     assert record.reason == INTERNAL_REASON

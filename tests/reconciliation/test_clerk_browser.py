@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
+from audit.actors import acting_as
 from audit.models import AuditRecord
 from payouts.models import Payout, PayoutStatus
 from reconciliation.models import ReconciliationItem
@@ -40,8 +41,9 @@ def browser_page(tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture
 def clerks(operator, approver) -> dict[str, Any]:
     for user in (operator, approver):
-        user.set_password(PASSWORD)
-        user.save()
+        with acting_as(user):  # their own passwords: no reset holds the approver
+            user.set_password(PASSWORD)
+            user.save()
     return {"operator": operator, "approver": approver}
 
 

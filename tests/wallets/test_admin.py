@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from audit.models import AuditRecord
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, actions_offered, assert_admin_forbidden, client_for
 from wallets.models import FeeSchedule, FundingTransfer, LedgerEntry, WalletStatus
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +91,7 @@ def test_finance_staff_see_wallets_but_cannot_change_their_status(test_wallet, r
         assert_admin_forbidden(response)
     test_wallet.refresh_from_db()
     assert test_wallet.status == WalletStatus.ACTIVE
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_reactivation_needs_a_typed_reason(test_wallet) -> None:
@@ -105,7 +105,7 @@ def test_reactivation_needs_a_typed_reason(test_wallet) -> None:
     assert "This field is required" in page.content.decode()
     test_wallet.refresh_from_db()
     assert test_wallet.status == WalletStatus.INACTIVE
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_security_admin_deactivates_and_reactivates_with_audit(test_wallet) -> None:
@@ -126,7 +126,7 @@ def test_security_admin_deactivates_and_reactivates_with_audit(test_wallet) -> N
             },
         )
         assert response.status_code == 302
-    records = list(AuditRecord.objects.order_by("id"))
+    records = list(act_records().order_by("id"))
     assert [(r.before, r.after, r.reason) for r in records] == [
         ({"status": "active"}, {"status": "inactive"}, "Fraud team asked to freeze payouts"),
         ({"status": "inactive"}, {"status": "active"}, "Fraud review closed, ticket 4411"),

@@ -14,10 +14,9 @@ import pytest
 from django.db import transaction
 from rest_framework.test import APIClient
 
-from audit.models import AuditRecord
 from core.dates import local_day_start, local_today
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, assert_admin_forbidden, client_for
 from tests.wallets.writers import wallet_capture, wallet_release, wallet_reserve
 from wallets.models import Wallet
 from wallets.services import (
@@ -342,7 +341,7 @@ def test_the_csv_download_is_the_apis_csv_and_is_audited(test_client, test_walle
     )
     assert response.content == api.content
     assert response["Content-Disposition"] == api["Content-Disposition"]
-    [record] = AuditRecord.objects.all()
+    [record] = act_records()
     assert record.action == "wallets.wallet.statement_export"
     assert record.actor == viewer
     assert record.object_id == str(test_wallet.pk)
@@ -359,4 +358,4 @@ def test_staff_without_the_wallet_permission_get_403(test_wallet) -> None:
     assert_admin_forbidden(client.get(_statement_page(test_wallet)))
     response = client.post(_statement_page(test_wallet), {"from_date": "2026-03-10"})
     assert_admin_forbidden(response)
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()

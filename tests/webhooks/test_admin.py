@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.models import AuditRecord
 from collections_app.models import PaymentStatus
 from tests.audit.factories import StaffUserFactory
-from tests.audit.helpers import actions_offered, assert_admin_forbidden, client_for
+from tests.audit.helpers import act_records, actions_offered, assert_admin_forbidden, client_for
 from tests.collections_app.factories import CollectionTransactionFactory
 from webhooks.models import Event, WebhookDelivery
 
@@ -46,7 +45,7 @@ def test_staff_without_the_resend_permission_cannot_resend(role) -> None:
         client.post(DELIVERIES, {"action": "resend", "_selected_action": [delivery.pk]})
     )
     assert not WebhookDelivery.objects.filter(resend_of__isnull=False).exists()
-    assert not AuditRecord.objects.exists()
+    assert not act_records().exists()
 
 
 def test_ops_resends_an_event_and_it_is_audited() -> None:
@@ -58,7 +57,7 @@ def test_ops_resends_an_event_and_it_is_audited() -> None:
     assert response.status_code == 302
     resent = WebhookDelivery.objects.get(resend_of__isnull=False)
     assert resent.event_id == event.pk
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert (record.actor, record.action, record.object_id) == (
         ops,
         "webhooks.event.resend",
@@ -75,7 +74,7 @@ def test_ops_resends_a_delivery_and_it_is_audited() -> None:
     )
     assert response.status_code == 302
     resent = WebhookDelivery.objects.get(resend_of=delivery)
-    record = AuditRecord.objects.get()
+    record = act_records().get()
     assert record.action == "webhooks.webhookdelivery.resend"
     assert record.after == {"delivery": resent.pk, "event_id": delivery.event.event_id}
 

@@ -1,4 +1,7 @@
-"""Enrols a TOTP device for a staff user and prints its provisioning URI, once."""
+"""Enrols a TOTP device for a staff user and prints its provisioning URI, once.
+
+The devices it deletes (``--replace``) and the one it adds are recorded in the audit trail
+(``audit.signals``) with ``manage.py staff_totp_enrol (<OS user>)`` as the actor."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from audit.actors import acting_as, command_actor
 
 DEFAULT_DEVICE_NAME = "authenticator"
 
@@ -31,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         username = options["username"]
         user_model = get_user_model()
-        with transaction.atomic():
+        with transaction.atomic(), acting_as(command_actor("staff_totp_enrol")):
             try:
                 user = user_model._default_manager.select_for_update().get(
                     **{user_model.USERNAME_FIELD: username}
