@@ -42,17 +42,17 @@ from core.exceptions import ApplicationError
 from core.money import format_amount
 from merchants.models import Merchant, Mode
 from payouts.api.serializers import payout_batch_items_parse
-from payouts.services.bulk_proposals import (
-    batch_preview_rows,
-    payout_batch_proposal_approve,
-    payout_batch_proposal_reject,
-    payout_batch_propose,
-)
 from payouts.models import PayoutBatchProposal, ResolutionDecision
 from payouts.services import (
     BATCH_MAX_ITEMS,
     RESOLUTION_REASON_MIN_LENGTH,
     payout_batch_preview,
+)
+from payouts.services.bulk_proposals import (
+    batch_preview_rows,
+    payout_batch_proposal_approve,
+    payout_batch_proposal_reject,
+    payout_batch_propose,
 )
 from wallets.selectors import wallet_get
 

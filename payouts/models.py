@@ -463,8 +463,8 @@ class PayoutBatchProposal(models.Model):
     the valid rows, and ``fingerprint`` (SHA-256 of merchant, mode, all-or-nothing, batch
     reference and rows: the same file is one open proposal, and an approval submits only rows
     that still match it). Nothing is reserved until a different user approves
-    (``payouts.services.bulk_proposals.payout_batch_proposal_approve``), which submits the rows through
-    ``payout_batch_create`` and links the resulting ``batch``.
+    (``payouts.services.bulk_proposals.payout_batch_proposal_approve``), which submits the rows
+    through ``payout_batch_create`` and links the resulting ``batch``.
     """
 
     merchant = models.ForeignKey(

@@ -4,7 +4,7 @@
 |---|---|
 | ``create`` | a payout create: idempotency, checks, the reservation, the wake on commit |
 | ``bulk`` | a bulk payout request (an extension): its items, each a create |
-| ``bulk_proposals`` | a bulk payout uploaded in the back office: proposed by one person, submitted by another (imported from its module: it reads rows with the API's item parser) |
+| ``bulk_proposals`` | a bulk upload in the back office: one person proposes, another submits |
 | ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
 | ``dispatch`` | dispatch rounds: claim, send, apply; a single dispatch is a round of one |
 | ``requery`` | asking the provider about a sent payout, and settling from the answer |
@@ -17,7 +17,8 @@
 
 Money moves only through ``wallets.services``; every status change goes through
 ``payouts.state_machine`` on a locked payout; provider calls happen outside any transaction and
-carry our ``internal_reference`` as their idempotency reference.
+carry our ``internal_reference`` as their idempotency reference. ``bulk_proposals`` is imported
+from its own module: it reads rows with the API's item parser, which imports this package.
 """
 
 from payouts.services.bulk import (

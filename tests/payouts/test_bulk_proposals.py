@@ -10,12 +10,12 @@ from django.db import IntegrityError, transaction
 
 from core.exceptions import ApplicationError, ConflictError
 from merchants.models import Mode
+from payouts.models import Payout, PayoutBatch, PayoutBatchProposal
 from payouts.services.bulk_proposals import (
     payout_batch_proposal_approve,
     payout_batch_proposal_reject,
     payout_batch_propose,
 )
-from payouts.models import Payout, PayoutBatch, PayoutBatchProposal
 from tests.audit.factories import StaffUserFactory
 
 pytestmark = pytest.mark.django_db
