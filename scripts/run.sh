@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: migrate, seed a demo merchant on the first start, then web + worker + beat.
-# Database: DATABASE_URL if set (here or in .env); else a private PostgreSQL server (config/embedded_postgres.py)
-# with its data under $VAR_DIR/postgres, started here and stopped when the service stops.
+# Database: DATABASE_URL if set (here or in .env); else a private PostgreSQL server
+# (scripts/embedded_db.py) with its data under $VAR_DIR/postgres, started here and stopped
+# when the service stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -15,9 +16,9 @@ mkdir -p "$VAR_DIR"
 
 # (A DATABASE_URL in .env counts as set: the settings read it.)
 if [ -z "${DATABASE_URL:-}" ] && ! grep -qsE '^[[:space:]]*DATABASE_URL=' .env; then
-  DATABASE_URL=$($PY -m config.embedded_postgres start "$VAR_DIR") || exit 1
+  DATABASE_URL=$($PY scripts/embedded_db.py start "$VAR_DIR") || exit 1
   export DATABASE_URL
-  trap '$PY -m config.embedded_postgres stop "$VAR_DIR"' EXIT
+  trap '$PY scripts/embedded_db.py stop "$VAR_DIR"' EXIT
   echo "Database: embedded PostgreSQL under $VAR_DIR/postgres (stops with the service)."
 fi
 

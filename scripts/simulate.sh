@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make simulate SEED=… STEPS=…`: the money-core simulator with a long budget, once, on
 # PostgreSQL: DATABASE_URL, else 127.0.0.1:5432 when one answers, else the embedded server
-# (config/embedded_postgres.py) under var/test-postgres, stopped at exit.
+# (scripts/embedded_db.py) under var/test-postgres, stopped at exit.
 # STEPS is the total number of steps, in sequences of STEPS_PER_SEQUENCE (50).
 # A failure prints the shortened failing sequence; the same SEED and STEPS run it again.
 set -euo pipefail
@@ -21,9 +21,9 @@ then
   export DATABASE_URL="postgres://postgres@127.0.0.1:5432/test"
 elif [ -z "${DATABASE_URL:-}" ]; then
   test_var="$PWD/var/test-postgres"
-  DATABASE_URL=$($PY -m config.embedded_postgres start "$test_var") || exit 1
+  DATABASE_URL=$($PY scripts/embedded_db.py start "$test_var") || exit 1
   export DATABASE_URL
-  trap '$PY -m config.embedded_postgres stop "$test_var"' EXIT
+  trap '$PY scripts/embedded_db.py stop "$test_var"' EXIT
 fi
 
 started=$SECONDS

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: lint, format check and the whole pytest suite, in one pass on PostgreSQL.
 # Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
-# else the one in .env; else the embedded server of `make run` (config/embedded_postgres.py),
+# else the one in .env; else the embedded server of `make run` (scripts/embedded_db.py),
 # started under var/test-postgres and stopped at exit. Redis for the end-to-end queue tests: TEST_REDIS_URL,
 # default 127.0.0.1:6379/15.
 set -euo pipefail
@@ -17,9 +17,9 @@ PYCODE
     export DATABASE_URL="postgres://postgres@127.0.0.1:5432/test"
   elif ! grep -qsE '^[[:space:]]*DATABASE_URL=' .env; then
     test_var="$PWD/var/test-postgres"
-    DATABASE_URL=$($PY -m config.embedded_postgres start "$test_var") || exit 1
+    DATABASE_URL=$($PY scripts/embedded_db.py start "$test_var") || exit 1
     export DATABASE_URL
-    trap '$PY -m config.embedded_postgres stop "$test_var"' EXIT
+    trap '$PY scripts/embedded_db.py stop "$test_var"' EXIT
     echo "make test: no PostgreSQL answered on 127.0.0.1:5432; started the embedded one"
   fi
 fi

@@ -108,7 +108,7 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 # PostgreSQL, always: DATABASE_URL, else the embedded server `make run` starts on a Unix socket
-# under var/ (config/embedded_postgres.py), so `manage.py` reaches it while the service runs.
+# under var/ (scripts/embedded_db.py), so `manage.py` reaches it while the service runs.
 EMBEDDED_DATABASE_URL = (
     f"postgres://postgres@/merchant_payments?host={VAR_DIR.resolve() / 'postgres'}"
 )

@@ -8,14 +8,15 @@ socket in ``<VAR_DIR>/postgres`` only, never on TCP, so it cannot meet another s
 PostgreSQL refuses to run as root: under uid 0 the server runs as ``nobody`` (setpriv), which
 then owns ``<VAR_DIR>/postgres``.
 
-Used by ``scripts/run.sh`` and ``scripts/test.sh`` only, as a command::
+Used by ``scripts/run.sh``, ``scripts/test.sh`` and ``scripts/simulate.sh`` only, as a
+command::
 
-    python -m config.embedded_postgres start VAR_DIR   # prints the DATABASE_URL
-    python -m config.embedded_postgres stop VAR_DIR
+    python scripts/embedded_db.py start VAR_DIR   # prints the DATABASE_URL
+    python scripts/embedded_db.py stop VAR_DIR
 
-The settings never import this module: they read ``DATABASE_URL`` (their default names the same
-socket, so ``manage.py`` reaches the server while `make run` runs). It imports nothing of
-Django, so it runs before the settings can.
+The service never imports this module: the settings read ``DATABASE_URL`` (their default names
+the same socket, so ``manage.py`` reaches the server while `make run` runs). It imports nothing
+of the project or of Django, so it runs before the settings can.
 """
 
 from __future__ import annotations
@@ -222,7 +223,7 @@ def server_stop(var_dir: Path) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("start", "stop"):
-        print("usage: python -m config.embedded_postgres start|stop VAR_DIR", file=sys.stderr)
+        print("usage: python scripts/embedded_db.py start|stop VAR_DIR", file=sys.stderr)
         return 2
     action, var_dir = argv[0], Path(argv[1])
     try:
