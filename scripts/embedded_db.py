@@ -180,6 +180,8 @@ def server_start(var_dir: Path) -> str:
             "initdb",
         )
     if _postmaster(data) is None:
+        if account is not None:  # again: a pytest session may have closed its temp root since
+            _let_traverse(sockets.parent)
         _run(
             [
                 str(bin_dir / "pg_ctl"),
