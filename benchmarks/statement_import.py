@@ -1,7 +1,7 @@
 """How long one statement import takes: 10,000 lines (by default) against 10,000 payouts.
 
-``python -m benchmarks.statement_import [--lines N]`` on the database of ``DATABASE_URL`` (the
-embedded SQLite default when unset; run ``make migrate`` first). It creates a throwaway merchant
+``python -m benchmarks.statement_import [--lines N]`` on the database of ``DATABASE_URL`` (when
+unset, the embedded PostgreSQL of a running ``make run``). It creates a throwaway merchant
 with ``N`` live Paystack payouts sent on one day, writes the Paystack transfers export for that
 day (1 % of lines with another amount, 1 % with another status, 0.5 % foreign, 0.5 % of our
 payouts left off), times ``manage.py import_statement`` on it, prints the figures and rolls
@@ -30,7 +30,7 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection, transaction
+    from django.db import transaction
 
     from merchants.models import Mode
     from merchants.services import merchant_create
@@ -103,7 +103,7 @@ def main() -> None:
         run = ReconciliationRun.objects.get(file_name=path.name)
         print(out.getvalue().strip())
         print(
-            f"statement import on {connection.vendor}: {run.line_count} lines against {count} "
+            f"statement import: {run.line_count} lines against {count} "
             f"payouts in {elapsed:.2f} s ({run.line_count / elapsed:,.0f} lines/s)"
         )
         transaction.set_rollback(True)

@@ -12,5 +12,5 @@ _dotenv = BASE_DIR / ".env"
 if _dotenv.is_file():
     environ.Env.read_env(str(_dotenv), overwrite=False)
 
-# Local state of the embedded defaults: SQLite database, filesystem broker, beat schedule.
+# Local state of the embedded defaults: PostgreSQL data, filesystem broker, beat schedule.
 VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))

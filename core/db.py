@@ -9,10 +9,8 @@ one Django expression per field and row, each resolved and compiled in Python, w
 than the database's own work for a few dozen rows. ``rows_update`` sends the new values as a
 ``VALUES`` list joined on the primary key instead, the values prepared by each field
 (``get_db_prep_save``: money as kobo, JSON as text, instants in UTC) exactly as a save would:
-
-* PostgreSQL: ``UPDATE t SET c = CAST(v.c AS <type>) FROM (VALUES …) AS v (pk, c, …)
-  WHERE t.pk = v.pk`` (the casts give each column its type whatever the first row holds);
-* SQLite (3.33 and newer): the same, naming the ``VALUES`` columns ``column1``, ``column2``, …
+``UPDATE t SET c = CAST(v.c AS <type>) FROM (VALUES …) AS v (pk, c, …) WHERE t.pk = v.pk`` (the
+casts give each column its type whatever the first row holds).
 
 Like ``bulk_update``, it sends no signal and calls no ``save()``: fields with ``auto_now`` are
 written only when listed and set by the caller. Database triggers fire as for any ``UPDATE``.
@@ -79,34 +77,23 @@ def _update_sql(
     quote = connection.ops.quote_name
     row = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
     values = ", ".join([row] * rows)
-    if connection.vendor == "postgresql":
-        names = [quote(pk_column), *(quote(field.column) for field in fields)]
-        assignments = ", ".join(
-            f"{quote(field.column)} = "
-            f"CAST(v.{quote(field.column)} AS {_cast_type(field, connection)})"
-            for field in fields
-        )
-        return (
-            f"UPDATE {quote(table)} AS t SET {assignments} "  # noqa: S608 (names, not values)
-            f"FROM (VALUES {values}) AS v ({', '.join(names)}) "
-            f"WHERE t.{quote(pk_column)} = CAST(v.{quote(pk_column)} AS bigint)"
-        )
-    if connection.vendor == "sqlite":
-        assignments = ", ".join(
-            f"{quote(field.column)} = v.column{index}" for index, field in enumerate(fields, 2)
-        )
-        return (
-            f"UPDATE {quote(table)} SET {assignments} "  # noqa: S608 (names, not values)
-            f"FROM (VALUES {values}) AS v WHERE {quote(table)}.{quote(pk_column)} = v.column1"
-        )
-    raise NotImplementedError(f"rows_update: no statement for {connection.vendor}")
+    names = [quote(pk_column), *(quote(field.column) for field in fields)]
+    assignments = ", ".join(
+        f"{quote(field.column)} = CAST(v.{quote(field.column)} AS {_cast_type(field, connection)})"
+        for field in fields
+    )
+    return (
+        f"UPDATE {quote(table)} AS t SET {assignments} "  # noqa: S608 (names, not values)
+        f"FROM (VALUES {values}) AS v ({', '.join(names)}) "
+        f"WHERE t.{quote(pk_column)} = CAST(v.{quote(pk_column)} AS bigint)"
+    )
 
 
 class ModelRow:
     """A model's concrete columns under a table alias in a hand-written ``SELECT``, and the
     instance of a row's slice of them made as a queryset makes it: each value through the
-    backend's converters and the field's own (``from_db_value``: money as ``Decimal``, SQLite's
-    instants as aware datetimes), then ``Model.from_db``.
+    backend's converters and the field's own (``from_db_value``: money as ``Decimal``), then
+    ``Model.from_db``.
 
     ``columns`` gives the select list; ``instance`` takes the values in that order (``None``
     when they are all NULL: the row of an outer join that found nothing).

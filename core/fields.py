@@ -2,8 +2,7 @@
 
 ``MoneyField`` keeps an amount as an integer count of its minor unit (kobo) in a ``bigint``
 column and hands Python code a ``Decimal`` with two places. CHECK constraints, ``F()`` arithmetic
-and aggregates then run on integers, exact on PostgreSQL and SQLite alike (SQLite has no decimal
-type: a ``DecimalField`` there is a binary float). No module multiplies by 100 on its own.
+and aggregates then run on integers, exactly. No module multiplies by 100 on its own.
 
 ``EncryptedTextField`` keeps a secret the service must read back (a webhook signing secret)
 encrypted under ``FIELD_ENCRYPTION_KEYS`` (``core.crypto``): Python code reads and writes

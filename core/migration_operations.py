@@ -1,14 +1,9 @@
 """Migration operations shared by every app.
 
 ``ConvertToMinorUnits`` turns decimal money columns into ``FixedPointField``/``MoneyField``
-integer columns (kobo), converting every existing row exactly:
-
-* PostgreSQL: one ``ALTER TABLE`` whose ``USING round(column * 100)::bigint`` runs in numeric
-  arithmetic, so ``1.13`` becomes ``113`` with no intermediate float.
-* SQLite: ``UPDATE ... SET column = ROUND(column * 100)``, then one table rebuild into integer
-  columns. SQLite kept those decimals as binary floats, so ``1.13`` was ``1.12999…``; the
-  rounding recovers the two-place value exactly for every amount of up to 15 significant digits
-  (every amount under ``MAX_AMOUNT``).
+integer columns (kobo), converting every existing row exactly: one ``ALTER TABLE`` whose
+``USING round(column * 100)::bigint`` runs in numeric arithmetic, so ``1.13`` becomes ``113``
+with no intermediate float.
 
 Run it between ``RemoveConstraint`` and ``AddConstraint`` operations for the model's CHECK
 constraints: a constraint with a literal (``percentage_rate <= 100``) means something else once
@@ -66,25 +61,17 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
-        from_model, to_model, pairs = self._pairs(app_label, from_state, to_state)
+        _, to_model, pairs = self._pairs(app_label, from_state, to_state)
         if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
             return
         quote = schema_editor.quote_name
         table = quote(to_model._meta.db_table)
-        if schema_editor.connection.vendor == "postgresql":
-            clauses = [
-                f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(schema_editor.connection)} "
-                f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
-                for old, new in pairs
-            ]
-            schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
-            return
-        assignments = ", ".join(
-            f"{quote(old.column)} = ROUND({quote(old.column)} * {10**new.decimal_places})"
+        clauses = [
+            f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(schema_editor.connection)} "
+            f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
             for old, new in pairs
-        )
-        schema_editor.execute(f"UPDATE {table} SET {assignments}", params=None)  # noqa: S608
-        self._alter_columns(schema_editor, from_model, pairs)
+        ]
+        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
 
     def database_backwards(
         self,
@@ -94,38 +81,17 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         to_state: ProjectState,
     ) -> None:
         # Backwards, ``from_state`` holds the integer fields and ``to_state`` the decimals.
-        integer_model, decimal_model, pairs = self._pairs(app_label, from_state, to_state)
+        _, decimal_model, pairs = self._pairs(app_label, from_state, to_state)
         if not self.allow_migrate_model(schema_editor.connection.alias, decimal_model):
             return
         quote = schema_editor.quote_name
         table = quote(decimal_model._meta.db_table)
-        if schema_editor.connection.vendor == "postgresql":
-            clauses = [
-                f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(schema_editor.connection)} "
-                f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
-                for new, old in pairs
-            ]
-            schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
-            return
-        self._alter_columns(schema_editor, integer_model, pairs)
-        assignments = ", ".join(
-            f"{quote(old.column)} = {quote(old.column)} / {10**new.decimal_places}.0"
+        clauses = [
+            f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(schema_editor.connection)} "
+            f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
             for new, old in pairs
-        )
-        schema_editor.execute(f"UPDATE {table} SET {assignments}", params=None)  # noqa: S608
-
-    @staticmethod
-    def _alter_columns(
-        schema_editor: BaseDatabaseSchemaEditor,
-        model: type[models.Model],
-        pairs: list[tuple[Any, Any]],
-    ) -> None:
-        if schema_editor.connection.vendor == "sqlite":
-            # One rebuild for all columns: SQLite's own alter_field rebuilds the table per call.
-            schema_editor._remake_table(model, alter_fields=pairs)  # type: ignore[attr-defined]
-            return
-        for old, new in pairs:
-            schema_editor.alter_field(model, old, new)
+        ]
+        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
 
     def describe(self) -> str:
         return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"

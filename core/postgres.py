@@ -47,9 +47,9 @@ def compiled_loader_available() -> bool:
 
 
 def compiled_instants_use(sender: Any, connection: Any, **kwargs: Any) -> None:
-    """``connection_created`` receiver: on PostgreSQL in a UTC session, instants are read by
+    """``connection_created`` receiver: in a UTC session, instants are read by
     ``CompiledTimestamptzLoader``."""
-    if connection.vendor != "postgresql" or not compiled_loader_available():
+    if not compiled_loader_available():
         return
     if connection.timezone is not UTC or connection.timezone_name != "UTC":
         return

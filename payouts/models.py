@@ -200,10 +200,10 @@ class PayoutDailyCount(models.Model):
     Kept by database triggers on ``payouts_payout`` (migration ``0007``), in the statement that
     inserts, deletes or changes the status of payouts, whoever issues it: services,
     ``bulk_update``, admin, raw SQL; so a count commits or rolls back with the change it
-    counts. On SQLite (one writer at a time) the triggers add to these rows directly. On
-    PostgreSQL they append a ``PayoutCountChange`` instead, so no two writers ever wait for one
-    another over a count; ``payout_counts_fold`` (beat, every ``PAYOUT_COUNTS_FOLD_SECONDS``)
-    folds the changes in, and a total reads both in one statement. ``day`` is the payout's
+    counts. They append a ``PayoutCountChange`` rather than add to these rows, so no two
+    writers ever wait for one another over a count; ``payout_counts_fold`` (beat, every
+    ``PAYOUT_COUNTS_FOLD_SECONDS``) folds the changes in, and a total reads both in one
+    statement. ``day`` is the payout's
     creation day in Lagos time, UTC+01:00 (``payouts.selectors.count_day``).
     ``manage.py payout_counts`` checks, folds and rebuilds them.
     """

@@ -445,11 +445,9 @@ def payout_counts_stored() -> dict[tuple[int, str, date], int]:
 
 @contextmanager
 def _one_snapshot(*, enabled: bool = True) -> Iterator[None]:
-    """On PostgreSQL, outside any transaction (and when ``enabled``): a REPEATABLE READ
-    transaction, so the reads inside see the same writes. (SQLite's transactions here take
-    the write lock; there the reads are separate statements, and a write between them can
-    show, e.g. as a count mismatch that a second check does not show.)"""
-    if not enabled or connection.vendor != "postgresql" or connection.in_atomic_block:
+    """Outside any transaction (and when ``enabled``): a REPEATABLE READ transaction, so the
+    reads inside see the same writes."""
+    if not enabled or connection.in_atomic_block:
         yield
         return
     with transaction.atomic(), connection.cursor() as cursor:

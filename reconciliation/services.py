@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LOOKUP_BATCH = 900  # under SQLite's limit of bound parameters per statement
+LOOKUP_BATCH = 5000  # references per lookup query: bounded IN lists and result sets
 CREATE_BATCH = 1000
 NOTE_MIN_LENGTH = 10
 PAYOUT_FIELDS = (  # in the order of ``PayoutView``

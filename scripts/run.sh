@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: migrate, seed a demo merchant on the first start, then web + worker + beat.
+# Database: DATABASE_URL if set (here or in .env); else a private PostgreSQL server
+# (scripts/embedded_db.py) with its data under $VAR_DIR/postgres, started here and stopped
+# when the service stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -10,6 +13,14 @@ export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
 VAR_DIR="${VAR_DIR:-var}"
 export VAR_DIR
 mkdir -p "$VAR_DIR"
+
+# (A DATABASE_URL in .env counts as set: the settings read it.)
+if [ -z "${DATABASE_URL:-}" ] && ! grep -qsE '^[[:space:]]*DATABASE_URL=' .env; then
+  DATABASE_URL=$($PY scripts/embedded_db.py start "$VAR_DIR") || exit 1
+  export DATABASE_URL
+  trap '$PY scripts/embedded_db.py stop "$VAR_DIR"' EXIT
+  echo "Database: embedded PostgreSQL under $VAR_DIR/postgres (stops with the service)."
+fi
 
 $PY manage.py migrate --noinput -v0
 $PY manage.py collectstatic --noinput -v0
@@ -29,4 +40,13 @@ cat <<MSG
   Try:       curl -H "Authorization: Bearer ${TEST_KEY}" http://127.0.0.1:${PORT}/api/v1/transactions/bank
 
 MSG
-exec .venv/bin/honcho start -f Procfile -p "$PORT"
+# honcho runs in the background so that a signal to this script alone (not only Ctrl-C to the
+# whole process group) stops it too; the EXIT trap then stops the embedded database.
+.venv/bin/honcho start -f Procfile -p "$PORT" &
+honcho_pid=$!
+trap 'kill -TERM "$honcho_pid" 2>/dev/null || true' INT TERM
+status=0
+while kill -0 "$honcho_pid" 2>/dev/null; do
+  wait "$honcho_pid" || status=$?
+done
+exit "$status"

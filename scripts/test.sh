@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: lint, format check and the whole pytest suite, on both backends.
+# `make test`: lint, format check and the whole pytest suite, in one pass on PostgreSQL.
 # Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
-# else SQLite. On PostgreSQL, a second pass runs the suite on the embedded SQLite default at the
-# same time (money must be exact on both); MAKE_TEST_ONE_BACKEND=1 skips it. Redis for the
-# end-to-end queue tests: TEST_REDIS_URL, default 127.0.0.1:6379/15 (the SQLite pass beside
-# it: TEST_REDIS_URL_SQLITE, default 127.0.0.1:6379/8).
+# else the one in .env; else the embedded server of `make run` (scripts/embedded_db.py),
+# started under var/test-postgres and stopped at exit. Redis for the end-to-end queue tests: TEST_REDIS_URL,
+# default 127.0.0.1:6379/15.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -16,13 +15,15 @@ psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=2).
 PYCODE
   then
     export DATABASE_URL="postgres://postgres@127.0.0.1:5432/test"
+  elif ! grep -qsE '^[[:space:]]*DATABASE_URL=' .env; then
+    test_var="$PWD/var/test-postgres"
+    DATABASE_URL=$($PY scripts/embedded_db.py start "$test_var") || exit 1
+    export DATABASE_URL
+    trap '$PY scripts/embedded_db.py stop "$test_var"' EXIT
+    echo "make test: no PostgreSQL answered on 127.0.0.1:5432; started the embedded one"
   fi
 fi
-if [ -n "${DATABASE_URL:-}" ]; then
-  echo "make test: database ${DATABASE_URL%%:*} ($(echo "$DATABASE_URL" | sed -E 's#//[^@]*@#//#'))"
-else
-  echo "make test: database SQLite (no PostgreSQL answered on 127.0.0.1:5432)"
-fi
+echo "make test: database $(echo "${DATABASE_URL:-from .env}" | sed -E 's#//[^@]*@#//#')"
 # The checkout browser test drives Debian's Chromium; install it when we can.
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   echo "make test: installing chromium for the browser test"
@@ -33,27 +34,4 @@ export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-status=0
-if [[ "${DATABASE_URL:-}" == postgres* ]] && [ -z "${MAKE_TEST_ONE_BACKEND:-}" ]; then
-  # The SQLite pass runs beside the PostgreSQL one (the suite spends much of its time waiting
-  # on databases and processes), with a var/ of its own (its database file, the filesystem
-  # broker) and its own Redis database; its output follows the first pass's.
-  sqlite_var="$PWD/var/test-sqlite-pass"
-  sqlite_log="$(mktemp)"
-  trap 'rm -f "$sqlite_log"' EXIT
-  mkdir -p "$sqlite_var"
-  env -u DATABASE_URL -u REQUIRE_POSTGRES VAR_DIR="$sqlite_var" \
-    TEST_REDIS_URL="${TEST_REDIS_URL_SQLITE:-redis://127.0.0.1:6379/8}" \
-    $PY -m pytest "$@" >"$sqlite_log" 2>&1 &
-  sqlite_pid=$!
-  echo "make test: PostgreSQL pass (the SQLite pass runs beside it)"
-  $PY -m pytest "$@" || status=$?
-  sqlite_status=0
-  wait "$sqlite_pid" || sqlite_status=$?
-  echo "make test: the pass on the embedded default, SQLite (exit $sqlite_status)"
-  cat "$sqlite_log"
-  [ "$sqlite_status" -eq 0 ] || status=$sqlite_status
-else
-  $PY -m pytest "$@" || status=$?
-fi
-exit $status
+$PY -m pytest "$@"

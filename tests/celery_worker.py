@@ -3,9 +3,9 @@ pointed at the same broker.
 
 The pieces, used together by ``celery_worker_running`` or one by one by the fault tests:
 
-- ``unavailable_for(subject)``: the skip-or-fail rule. A missing Redis or PostgreSQL skips the
-  test, except under ``REQUIRE_POSTGRES=1`` (CI), where it fails it.
-- ``redis_require`` / ``postgres_require``: the checks that call it.
+- ``unavailable_for(subject)``: the skip-or-fail rule. A missing Redis skips the test, except
+  under ``REQUIRE_POSTGRES=1`` (CI), where it fails it.
+- ``redis_require``: the check that calls it.
 - ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, routes, default
   queue) points at the test broker and a queue of the test's own, or keeps the project's
   routing (``CELERY_TASK_ROUTES``) with each of its queues renamed to one of the test's own;
@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import redis
@@ -62,11 +63,6 @@ def redis_require(url: str, *, unavailable: Unavailable) -> None:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError as error:
         unavailable(f"Redis at {url} is unreachable ({error})")
-
-
-def postgres_require(*, unavailable: Unavailable) -> None:
-    if connection.vendor != "postgresql":
-        unavailable("the worker needs a database shared across processes (PostgreSQL)")
 
 
 def wait_for(predicate: Callable[[], Any], *, timeout: float, what: str, step: float = 0.1) -> Any:
@@ -172,14 +168,23 @@ def celery_publishing_to(
 
 
 def database_url_for_processes(application_name: str = "") -> str:
-    """The pytest test database (``test_<name>``) as a ``DATABASE_URL`` for another process."""
+    """The pytest test database (``test_<name>``) as a ``DATABASE_URL`` for another process (or
+    a psycopg connection): over TCP, or the Unix socket directory of the embedded server."""
     db = connection.settings_dict
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    query = f"?application_name={application_name}" if application_name else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}{query}"
-    )
+    host = db["HOST"] or "127.0.0.1"
+    query: dict[str, str] = {}
+    if host.startswith("/"):  # a socket directory goes in the query, libpq's way
+        location = ""
+        query["host"] = host
+        if db["PORT"]:
+            query["port"] = str(db["PORT"])
+    else:
+        location = f"{host}:{db['PORT'] or 5432}"
+    if application_name:
+        query["application_name"] = application_name
+    encoded = f"?{urlencode(query, safe='/')}" if query else ""
+    return f"postgres://{db['USER']}{password}@{location}/{db['NAME']}{encoded}"
 
 
 def worker_environment(tmp_path: Path, **overrides: str) -> dict[str, str]:
@@ -300,7 +305,6 @@ def celery_worker_running(
     database, while this process publishes the tasks matching ``task_patterns`` to that queue.
     Its log is ``tmp_path / f"{name}.log"``. Stopped, and the queue removed, afterwards."""
     redis_require(broker_url, unavailable=unavailable)
-    postgres_require(unavailable=unavailable)
     queue = unique_queue(queue_prefix)
     with celery_publishing_to(broker_url, queue=queue, task_patterns=task_patterns):
         worker = celery_worker_start(
@@ -354,7 +358,6 @@ def procfile_workers_running(
     ``<name>-<random>@<host>`` and runs without mingle, gossip or heartbeat; logs are
     ``tmp_path / "<name>.log"``. Yields name → process; all stopped afterwards."""
     redis_require(broker_url, unavailable=unavailable)
-    postgres_require(unavailable=unavailable)
     project = project_queues()
     queues = {name: unique_queue(f"procfile-{name}") for name in project}
     env = worker_environment(

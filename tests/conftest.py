@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from merchants.models import Mode
 from merchants.services import MerchantCreated, merchant_create
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _require_postgres(django_db_setup: None, django_db_blocker: object) -> None:
-    """Under REQUIRE_POSTGRES=1 (CI) the run fails unless the database is PostgreSQL."""
-    if os.environ.get("REQUIRE_POSTGRES") == "1" and connection.vendor != "postgresql":
-        pytest.exit(
-            f"REQUIRE_POSTGRES=1 but the test database is {connection.vendor}", returncode=3
-        )
 
 
 @pytest.fixture(autouse=True)

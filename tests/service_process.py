@@ -1,10 +1,10 @@
-"""Starts the service the way `make run` does (``scripts/run.sh``: migrate, seed the demo
-merchant, then gunicorn + a real Celery worker + beat under honcho) on the embedded defaults
-(SQLite, the filesystem broker) and a free port, with its state under a temporary ``var/``.
+"""Starts the service the way `make run` does (``scripts/run.sh``: the embedded PostgreSQL server,
+migrate, seed the demo merchant, then gunicorn + a real Celery worker + beat under honcho) on the
+embedded defaults (its own PostgreSQL on a Unix socket, the filesystem broker) and a free port,
+with its state under a temporary ``var/``.
 
-Whatever the environment configures for the test suite (``DATABASE_URL`` in the PostgreSQL pass
-of ``make test``, a broker, settings) is left out, so the service runs on what a fresh checkout
-runs on in both passes."""
+Whatever the environment configures for the test suite (``DATABASE_URL``, a broker, settings) is
+left out, so the service runs on what a fresh checkout runs on."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ CONFIGURED = frozenset(
 @dataclass(frozen=True)
 class RunningService:
     port: int
-    var: Path  # VAR_DIR: the database, the broker, demo_credentials.json
+    var: Path  # VAR_DIR: the database server's data and socket, the broker, demo_credentials
     process: subprocess.Popen[bytes]
     log: Path  # everything run.sh and honcho printed
     env: dict[str, str]  # the environment the service was started with

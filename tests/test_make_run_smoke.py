@@ -1,5 +1,6 @@
-"""Boots the service the way `make run` does, on embedded defaults (SQLite + filesystem broker,
-gunicorn + a real Celery worker + beat under honcho), calls it, and stops it with Ctrl-C."""
+"""Boots the service the way `make run` does, on embedded defaults (its own PostgreSQL server on a
+Unix socket under ``var/``, the filesystem broker, gunicorn + a real Celery worker + beat under
+honcho), calls it, and stops it with Ctrl-C: the database server stops with it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 import requests
 
@@ -30,7 +32,7 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     credentials = json.loads((running_service.var / "demo_credentials.json").read_text())
     output = running_service.log.read_text()
     assert credentials["secret_key"] in output  # the test key is printed for the user
-    assert (running_service.var / "db.sqlite3").exists()
+    assert (running_service.var / "postgres" / "data" / "PG_VERSION").exists()
 
     ready = requests.get(f"{base}/readyz", timeout=5)
     assert ready.json()["data"] == {"database": True, "broker": True}
@@ -83,3 +85,33 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     assert process.wait(timeout=30) is not None
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{base}/healthz", timeout=2)
+    # The embedded server stopped too: no postmaster, no socket left to connect to.
+    assert not (running_service.var / "postgres" / "data" / "postmaster.pid").exists()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(_socket_dsn(running_service), connect_timeout=2).close()
+
+
+def _socket_dsn(service: RunningService) -> str:
+    return f"postgresql://postgres@/merchant_payments?host={service.var / 'postgres'}"
+
+
+def test_make_run_database_refuses_to_rewrite_the_ledger(running_service: RunningService) -> None:
+    """The database `make run` starts is PostgreSQL with the ledger's append-only trigger: an
+    UPDATE of a ledger entry through a plain connection to its socket is refused."""
+    health = wait_for(f"{running_service.base_url}/healthz", timeout=90)
+    assert health.status_code == 200, running_service.log.read_text()
+
+    with psycopg.connect(_socket_dsn(running_service), autocommit=True) as database:
+        version = database.execute("SHOW server_version_num").fetchone()[0]
+        entry_id, amount = database.execute(
+            "SELECT id, amount FROM wallets_ledgerentry ORDER BY id LIMIT 1"
+        ).fetchone()  # the demo wallet's funding
+        with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="append-only"):
+            database.execute(
+                "UPDATE wallets_ledgerentry SET amount = amount + 1 WHERE id = %s", [entry_id]
+            )
+        after = database.execute(
+            "SELECT amount FROM wallets_ledgerentry WHERE id = %s", [entry_id]
+        ).fetchone()[0]
+    assert int(version) >= 150000
+    assert after == amount

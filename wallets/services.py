@@ -299,9 +299,9 @@ def _ledger_write(
 
 
 @functools.cache
-def _wallet_reserve_statement(vendor: str) -> str:
-    """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_if_covered`, built once per backend from
-    the model's table and column names. It moves an amount (kobo) from available to reserved and
+def _wallet_reserve_statement() -> str:
+    """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_if_covered`, built once from the
+    model's table and column names. It moves an amount (kobo) from available to reserved and
     stamps ``updated_at`` if the wallet is active and its available balance covers the amount,
     and returns every column of the row as updated. Parameters: the amount, the amount, the
     time, the wallet's id, the active status, the amount."""
@@ -347,7 +347,7 @@ def wallet_reserve_if_covered(
     now = Wallet._meta.get_field("updated_at").get_db_prep_value(timezone.now(), connection)
     updated = list(
         Wallet.objects.raw(
-            _wallet_reserve_statement(connection.vendor),
+            _wallet_reserve_statement(),
             [kobo, kobo, now, wallet_id, WalletStatus.ACTIVE.value, kobo],
         )
     )

@@ -28,8 +28,8 @@
   duplicate tasks never send the same attempt twice and a worker lost mid-send is retried by the
   sweeper once the claim runs out. The claim time exceeds the send task's hard time limit.
 * A merchant has at most ``WEBHOOK_MERCHANT_MAX_IN_FLIGHT`` attempts in flight (deliveries of
-  their events claimed, claim not over; counted under a per-merchant advisory lock on
-  PostgreSQL, SQLite having one writer at a time). A due delivery beyond that is deferred: not
+  their events claimed, claim not over; counted under a per-merchant transaction advisory
+  lock). A due delivery beyond that is deferred: not
   sent, no attempt recorded, its next attempt a few seconds on (longer after each deferral in
   a row), and its task re-enqueued for then. One merchant's slow server thus holds at most that
   many processes of the webhook pool, and the sweeper enqueues due deliveries round-robin across
@@ -317,13 +317,12 @@ def _delivery_give_up(*, delivery: WebhookDelivery) -> None:
 
 def _merchant_claims_serialize(*, merchant_id: int) -> None:
     """Holds, until the transaction ends, the right to count and claim the merchant's
-    deliveries (PostgreSQL: a transaction advisory lock; SQLite has one writer at a time)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s, %s)",
-                [IN_FLIGHT_LOCK_NAMESPACE, merchant_id % 2**31],
-            )
+    deliveries (a transaction advisory lock keyed by the merchant)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            [IN_FLIGHT_LOCK_NAMESPACE, merchant_id % 2**31],
+        )
 
 
 def webhook_merchant_in_flight(*, merchant_id: int, now: datetime) -> int:

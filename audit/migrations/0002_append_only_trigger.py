@@ -1,7 +1,6 @@
-"""PostgreSQL refuses UPDATE and DELETE on audit records, whoever issues them (raw SQL included).
+"""The database refuses UPDATE and DELETE on audit records, whoever issues them (raw SQL included).
 
-TRUNCATE (used by test flushes) is not affected. Other databases rely on the model and queryset
-guards only.
+TRUNCATE (used by test flushes) is not affected.
 """
 
 from django.db import migrations
@@ -26,13 +25,11 @@ DROP FUNCTION IF EXISTS audit_auditrecord_append_only();
 
 
 def create_trigger(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE, params=None)
+    schema_editor.execute(CREATE, params=None)
 
 
 def drop_trigger(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP, params=None)
+    schema_editor.execute(DROP, params=None)
 
 
 class Migration(migrations.Migration):

@@ -118,10 +118,17 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
-# Embedded default: SQLite in WAL mode with IMMEDIATE transactions, so concurrent writers
-# queue on the database lock instead of failing with "database is locked".
-SQLITE_PATH = VAR_DIR / "db.sqlite3"
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{SQLITE_PATH}")}
+# PostgreSQL, always: DATABASE_URL, else the embedded server `make run` starts on a Unix socket
+# under var/ (scripts/embedded_db.py), so `manage.py` reaches it while the service runs.
+EMBEDDED_DATABASE_URL = (
+    f"postgres://postgres@/merchant_payments?host={VAR_DIR.resolve() / 'postgres'}"
+)
+DATABASES = {"default": env.db("DATABASE_URL", default=EMBEDDED_DATABASE_URL)}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...).")
+# A socket directory given as ?host=/path (libpq's form) is the connection's host.
+if not DATABASES["default"]["HOST"] and "host" in DATABASES["default"].get("OPTIONS", {}):
+    DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 # Behind PgBouncer in transaction mode a connection may change server between transactions:
@@ -129,14 +136,6 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", defa
 # client (Django's default for psycopg 3), so no prepared statement outlives its transaction.
 if env.bool("DATABASE_TRANSACTION_POOLING", default=False):
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["OPTIONS"] = {
-        "transaction_mode": "IMMEDIATE",
-        "timeout": 30,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-        "PRAGMA busy_timeout=30000;",
-    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -1,26 +1,18 @@
 """Per-(wallet, status, Lagos day) payout counts, kept by triggers on ``payouts_payout``.
 
 The triggers run inside the statement that writes payouts, whoever issues it, so a count
-commits or rolls back with the change it counts:
-
-* PostgreSQL: statement-level triggers with transition tables append one
-  ``payouts_payoutcountchange`` row per (wallet, status, day) the statement changed (a
-  50-payout ``bulk_update`` appends two, not fifty). Appending takes no lock on a shared row,
-  so concurrent creates and dispatch claims never wait for one another over a count;
-  ``payout_counts_fold`` folds the changes into ``payouts_payoutdailycount``. TRUNCATE empties
-  both.
-* SQLite: row-level triggers add to ``payouts_payoutdailycount`` directly (one writer at a
-  time: there is nothing to wait for).
+commits or rolls back with the change it counts: statement-level triggers with transition tables
+append one ``payouts_payoutcountchange`` row per (wallet, status, day) the statement changed (a
+50-payout ``bulk_update`` appends two, not fifty). Appending takes no lock on a shared row, so
+concurrent creates and dispatch claims never wait for one another over a count;
+``payout_counts_fold`` folds the changes into ``payouts_payoutdailycount``. TRUNCATE empties
+both.
 
 A payout's day is its creation instant's calendar day at UTC+01:00, Lagos time (WAT has no
-daylight saving), written the same way on both backends and in ``payouts.selectors.count_day``:
-the UTC instant plus one hour, then its date. The counts of the payouts already there are
-written while writes to the table wait (PostgreSQL: ``SHARE ROW EXCLUSIVE`` until the migration
-commits; SQLite: its write lock), so none is counted twice or missed.
-
-A later migration that rebuilds ``payouts_payout`` on SQLite (Django copies the table into a new
-one) drops these triggers with the old table and must create them again;
-``tests/payouts/test_daily_counts.py`` fails until it does.
+daylight saving), written the same way here and in ``payouts.selectors.count_day``: the UTC
+instant plus one hour, then its date. The counts of the payouts already there are written while
+writes to the table wait (``SHARE ROW EXCLUSIVE`` until the migration commits), so none is
+counted twice or missed.
 """
 
 from django.db import migrations, models
@@ -105,63 +97,13 @@ DROP FUNCTION IF EXISTS payouts_payout_count_delete();
 DROP FUNCTION IF EXISTS payouts_payout_count_truncate();
 """
 
-# Whole seconds only: SQLite's date functions round fractional seconds to milliseconds, which
-# would move 23:59:59.9995 to the next day; a day begins on a whole second, so dropping the
-# fraction never changes it.
-SQLITE_DAY_NEW = "date(substr(NEW.created_at, 1, 19), '+1 hours')"
-SQLITE_DAY_OLD = "date(substr(OLD.created_at, 1, 19), '+1 hours')"
-SQLITE_ADD_NEW = f"""
-    INSERT INTO payouts_payoutdailycount (wallet_id, status, day, count)
-    VALUES (NEW.wallet_id, NEW.status, {SQLITE_DAY_NEW}, 1)
-    ON CONFLICT (wallet_id, status, day) DO UPDATE SET count = count + 1;"""
-# An update, not an upsert: a flush (``DELETE FROM`` every table, counts first) must not
-# bring count rows back for the payouts it deletes afterwards.
-SQLITE_REMOVE_OLD = f"""
-    UPDATE payouts_payoutdailycount SET count = count - 1
-    WHERE wallet_id = OLD.wallet_id AND status = OLD.status AND day = {SQLITE_DAY_OLD};"""
-
-SQLITE_CREATE = [
-    f"""CREATE TRIGGER payouts_payout_count_insert AFTER INSERT ON payouts_payout
-    BEGIN {SQLITE_ADD_NEW}
-    END""",
-    f"""CREATE TRIGGER payouts_payout_count_update
-    AFTER UPDATE OF wallet_id, status, created_at ON payouts_payout
-    WHEN OLD.wallet_id IS NOT NEW.wallet_id OR OLD.status IS NOT NEW.status
-      OR {SQLITE_DAY_OLD} IS NOT {SQLITE_DAY_NEW}
-    BEGIN {SQLITE_REMOVE_OLD} {SQLITE_ADD_NEW}
-    END""",
-    f"""CREATE TRIGGER payouts_payout_count_delete AFTER DELETE ON payouts_payout
-    BEGIN {SQLITE_REMOVE_OLD}
-    END""",
-    "DELETE FROM payouts_payoutdailycount",
-    """INSERT INTO payouts_payoutdailycount (wallet_id, status, day, count)
-    SELECT wallet_id, status, date(substr(created_at, 1, 19), '+1 hours'), count(*)
-    FROM payouts_payout GROUP BY 1, 2, 3""",
-]
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS payouts_payout_count_insert",
-    "DROP TRIGGER IF EXISTS payouts_payout_count_update",
-    "DROP TRIGGER IF EXISTS payouts_payout_count_delete",
-]
-
-
-def _statements(vendor: str, *, create: bool) -> list[str]:
-    if vendor == "postgresql":
-        return [PG_CREATE if create else PG_DROP]
-    if vendor == "sqlite":
-        return SQLITE_CREATE if create else SQLITE_DROP
-    raise NotImplementedError(f"payout counts: no triggers for {vendor}")
-
 
 def counts_install(apps, schema_editor):
-    for statement in _statements(schema_editor.connection.vendor, create=True):
-        schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_CREATE, params=None)
 
 
 def counts_uninstall(apps, schema_editor):
-    for statement in _statements(schema_editor.connection.vendor, create=False):
-        schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_DROP, params=None)
 
 
 class Migration(migrations.Migration):

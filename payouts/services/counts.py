@@ -22,7 +22,7 @@ from payouts.selectors import (
 logger = logging.getLogger(__name__)
 
 
-# PostgreSQL: one round of the fold, in one statement. The changes taken are deleted and
+# One round of the fold, in one statement. The changes taken are deleted and
 # returned (so exactly the rows summed go, and a change committed meanwhile waits for the next
 # round); their sums are added to the counts in key order; concurrent folds skip each other's
 # rows.
@@ -49,10 +49,7 @@ def payout_counts_fold(*, round_size: int = FOLD_ROUND_SIZE) -> int:
     """Folds the count changes the PostgreSQL triggers appended (``PayoutCountChange``) into
     the per-day counts, ``round_size`` changes per transaction, until none is left; returns how
     many it folded. A list total reads counts and changes together, so it is exact before,
-    during and after a fold; folding only keeps the changes few. On SQLite the triggers write
-    the counts directly and there is nothing to fold."""
-    if connection.vendor != "postgresql":
-        return 0
+    during and after a fold; folding only keeps the changes few."""
     folded = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
@@ -74,17 +71,16 @@ class PayoutCountsRebuild:
 @transaction.atomic
 def payout_counts_rebuild(*, actor: str) -> PayoutCountsRebuild:
     """Recounts every (wallet, status, day) from the payouts and writes the counts afresh (no
-    change left to fold), while writes to payouts wait (PostgreSQL: ``SHARE ROW EXCLUSIVE`` on
-    the table until commit, reads go on; SQLite: its one write lock), so no payout written
-    meanwhile is counted twice or missed. Recorded in the audit trail with the mismatches it
-    mended. The triggers keep the counts from then on; this is the way back should they ever
-    have been bypassed (a trigger disabled, the table restored without them)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("LOCK TABLE payouts_payout IN SHARE ROW EXCLUSIVE MODE")
-            cursor.execute(
-                "LOCK TABLE payouts_payoutcountchange, payouts_payoutdailycount IN EXCLUSIVE MODE"
-            )
+    change left to fold), while writes to payouts wait (``SHARE ROW EXCLUSIVE`` on the table
+    until commit; reads go on), so no payout written meanwhile is counted twice or missed.
+    Recorded in the audit trail with the mismatches it mended. The triggers keep the counts
+    from then on; this is the way back should they ever have been bypassed (a trigger
+    disabled, the table restored without them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("LOCK TABLE payouts_payout IN SHARE ROW EXCLUSIVE MODE")
+        cursor.execute(
+            "LOCK TABLE payouts_payoutcountchange, payouts_payoutdailycount IN EXCLUSIVE MODE"
+        )
     counted = payout_counts_recount()
     mismatches = payout_counts_mismatches(counted=counted)
     PayoutCountChange.objects.all().delete()

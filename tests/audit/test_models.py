@@ -11,10 +11,6 @@ from tests.audit.factories import AuditRecordFactory
 
 pytestmark = pytest.mark.django_db
 
-postgres_only = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="the append-only trigger is PostgreSQL's"
-)
-
 
 def test_a_record_cannot_be_saved_again() -> None:
     record = AuditRecordFactory()
@@ -47,7 +43,6 @@ def test_bulk_update_is_refused() -> None:
         AuditRecord.objects.bulk_update([record], ["reason"])
 
 
-@postgres_only
 @pytest.mark.parametrize(
     "statement",
     [

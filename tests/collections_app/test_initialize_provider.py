@@ -45,10 +45,7 @@ def _writes_from_another_connection(customer_email: str, reference: str) -> list
         other = connections.create_connection("default")
         try:
             with other.cursor() as cursor:
-                if other.vendor == "postgresql":
-                    cursor.execute("SET lock_timeout = '500ms'")
-                else:
-                    cursor.execute("PRAGMA busy_timeout = 500")
+                cursor.execute("SET lock_timeout = '500ms'")
             with other.cursor() as cursor:
                 cursor.execute(
                     f"UPDATE {Customer._meta.db_table} SET updated_at = updated_at "  # noqa: S608

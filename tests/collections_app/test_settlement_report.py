@@ -1,7 +1,7 @@
 """The collections settlement report (``collections_app.reports``) and its admin page: paid
 transactions per Lagos day, merchant and mode; gross = what customers paid (amount + our fee,
 which the customer bears), fees, split shares per subaccount, net = gross − fees − shares, exact
-to the kobo on PostgreSQL and SQLite."""
+to the kobo."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def test_the_limit_and_cool_off_come_from_the_environment(tmp_path: Path) -> Non
         {
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
             "VAR_DIR": str(tmp_path / "var"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unreachable",  # never connected to
             "AXES_FAILURE_LIMIT": "7",
             "AXES_COOLOFF_MINUTES": "30",
         }

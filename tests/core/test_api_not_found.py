@@ -79,7 +79,7 @@ def test_every_settings_module_answers_the_envelope(settings_module: str, tmp_pa
         {
             "DJANGO_SETTINGS_MODULE": settings_module,
             "VAR_DIR": str(tmp_path / "var"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unreachable",  # never connected to
         }
     )
     result = subprocess.run(

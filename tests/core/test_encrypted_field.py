@@ -37,7 +37,7 @@ SECRET = "whsec_4pV1cF9bYh2Qm7XzK0sLt6RwN3eJ8aDuG5oTiZyB1c"
 
 
 def _raw_secret(pk: int) -> str:
-    """The column as PostgreSQL (or SQLite) holds it, read past the ORM."""
+    """The column as PostgreSQL holds it, read past the ORM."""
     table = connection.ops.quote_name(WebhookSettings._meta.db_table)
     column = connection.ops.quote_name("secret")
     with connection.cursor() as cursor:

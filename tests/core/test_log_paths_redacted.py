@@ -34,7 +34,7 @@ def _python(script: str, tmp_path: Path, **env_overrides: str) -> str:
     env.update(
         {
             "VAR_DIR": str(tmp_path / "var"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unreachable",  # never connected to
             "LIVE_KEY": LIVE_KEY,
             "TEST_KEY": TEST_KEY,
             "WEBHOOK_SECRET": WEBHOOK_SECRET,

@@ -1,6 +1,6 @@
-"""The migrations that move money columns to integer kobo convert every existing row exactly,
-on PostgreSQL and SQLite: rows written with odd cents in the decimal schema come out of the
-integer schema with the same value to the kobo, and the CHECK constraints hold afterwards."""
+"""The migrations that move money columns to integer kobo convert every existing row exactly:
+rows written with odd cents in the decimal schema come out of the integer schema with the same
+value to the kobo, and the CHECK constraints hold afterwards."""
 
 from __future__ import annotations
 

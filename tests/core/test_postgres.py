@@ -14,9 +14,6 @@ from core.postgres import CompiledTimestamptzLoader, compiled_loader_available
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="PostgreSQL's loaders; SQLite has none"
-    ),
 ]
 
 instants = st.datetimes(

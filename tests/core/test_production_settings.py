@@ -62,7 +62,7 @@ def _run(
     env.update(
         {
             "VAR_DIR": str(tmp_path / "var"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "DATABASE_URL": "postgres://app@127.0.0.1:1/merchant_payments",  # never reached
             **DOCUMENTED_ENVIRONMENT,
         }
     )

@@ -3,8 +3,8 @@ small Paystack-like HTTP server standing in for the third-party provider.
 
 Redis: ``FAULTS_REDIS_URL`` (default ``redis://127.0.0.1:6379/11``) for the broker of worker
 tests and ``FAULTS_REDIS_URL_2`` (default ``…/12``) for the broker that "comes back". Each test
-uses its own queue names and removes its keys. Skipped only when Redis or PostgreSQL is missing,
-never under ``REQUIRE_POSTGRES=1`` (CI), where that fails instead.
+uses its own queue names and removes its keys. Skipped only when Redis is missing, never under
+``REQUIRE_POSTGRES=1`` (CI), where that fails instead.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from merchants.models import Mode
 from merchants.services import MerchantCreated
@@ -62,12 +61,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only() -> None:
-    if connection.vendor != "postgresql":
-        unavailable("fault tests need PostgreSQL shared between processes")
 
 
 # --- The provider: a Paystack-like HTTP server --------------------------------------------------

@@ -23,7 +23,6 @@ from typing import Any
 import psycopg
 import pytest
 import redis
-from django.db import connection
 
 from payouts.models import Payout
 from tests.faults.conftest import (
@@ -46,12 +45,7 @@ APP_NAME = "faults-web"
 
 
 def _dsn() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return (
-        f"postgresql://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
+    return database_url_for_processes()
 
 
 def _web_env(broker_url: str | None = None) -> dict[str, str]:

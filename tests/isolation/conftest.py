@@ -93,10 +93,9 @@ class Session(threading.Thread):
 
     def run(self) -> None:
         try:
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_backend_pid()")
-                    self.backend_pid = cursor.fetchone()[0]
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                self.backend_pid = cursor.fetchone()[0]
             self.begun.arrive()
             self.result = self._work()
         except BaseException as error:  # noqa: BLE001 - handed to the test
@@ -190,8 +189,6 @@ class Interleaving:
             f"session {session.label} finished instead of waiting for {on} "
             f"(result {session.result!r}, error {session.error!r})"
         )
-        if connection.vendor != "postgresql":
-            return  # SQLite: the writer waits in its busy handler, invisible from outside
         assert session.backend_pid is not None
         deadline = time.monotonic() + WAIT_SECONDS
         seen = backend_waiting_on(session.backend_pid)

@@ -5,16 +5,9 @@ Each test runs two sessions, A and B: two threads, each with its own database co
 orders their steps explicitly. A is paused inside the real service, between two of its
 statements, by a gate on a function the service calls (see ``conftest.py``); B then runs into
 the row lock A holds, and the test checks that B is really waiting (still running after a short
-wait and, on PostgreSQL, its backend waiting for a lock in ``pg_stat_activity``) before it lets A
+wait and its backend waiting for a lock in ``pg_stat_activity``) before it lets A
 commit. The assertions are about money: nothing reserved, captured, released or credited twice
 or lost, and each wallet's balances equal to the sums of its ledger deltas.
-
-On SQLite (the embedded default: WAL, ``IMMEDIATE`` transactions) a writer takes the database's
-write lock when its transaction begins, so a second writer waits at ``BEGIN`` and never reaches
-a row while the first one's transaction is open: the interleavings that need row-level locking
-are skipped there. The ones that still mean something run on both backends: two fundings with
-one reference (the second waits for the first's write lock, then sees its credit) and the
-dispatch claim against the sweeper (the first dispatcher pauses between two committed steps).
 """
 
 from __future__ import annotations
@@ -25,7 +18,6 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 import payouts.services.create
 import payouts.services.dispatch
@@ -55,15 +47,6 @@ from wallets.services import funding_receive, wallet_fund
 from webhooks.models import Event, EventType
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-row_locks = pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason=(
-        "needs row-level locking: SQLite serialises writers with IMMEDIATE transactions, so the "
-        "second session waits at BEGIN and cannot reach the row while the first one's "
-        "transaction is open"
-    ),
-)
 
 D = Decimal
 AMOUNT = D("1000.00")
@@ -169,7 +152,6 @@ def _second_reserve_waits_for_the_first(interleaving, account: MerchantCreated):
     return first.value(), second
 
 
-@row_locks
 def test_second_reserve_waits_for_the_wallet_lock_and_never_over_reserves(
     merchant_account, interleaving
 ) -> None:
@@ -196,7 +178,6 @@ def test_second_reserve_waits_for_the_wallet_lock_and_never_over_reserves(
     assert totals.funded == funded
 
 
-@row_locks
 def test_second_reserve_waits_for_the_wallet_lock_and_both_fit_without_a_lost_update(
     merchant_account, interleaving
 ) -> None:
@@ -241,7 +222,6 @@ def _second_create_inserts_while_the_first_is_open(
     return first.value(), second
 
 
-@row_locks
 def test_same_key_insert_while_the_first_is_open_answers_as_its_replay(
     merchant_account, interleaving
 ) -> None:
@@ -263,7 +243,6 @@ def test_same_key_insert_while_the_first_is_open_answers_as_its_replay(
     assert totals.reserved == created.payout.total_debit_amount
 
 
-@row_locks
 def test_same_key_with_other_parameters_while_the_first_is_open_is_a_conflict(
     merchant_account, interleaving
 ) -> None:
@@ -318,7 +297,6 @@ def resolving_as_failed(payout: Payout, user) -> Callable[[], PayoutResolution]:
     )
 
 
-@row_locks
 def test_requery_settling_first_makes_the_manual_resolution_a_conflict(
     ambiguous_payout, finance_user, interleaving
 ) -> None:
@@ -345,7 +323,6 @@ def test_requery_settling_first_makes_the_manual_resolution_a_conflict(
     assert_settled_once(ambiguous_payout, status=PayoutStatus.SUCCESSFUL, funded=AMBIGUOUS_FUNDING)
 
 
-@row_locks
 def test_manual_resolution_first_makes_the_requery_a_no_op(
     ambiguous_payout, finance_user, interleaving
 ) -> None:
@@ -383,8 +360,8 @@ def test_manual_resolution_first_makes_the_requery_a_no_op(
 
 def _second_funding_waits_for_the_first(interleaving, wallet: Wallet, *, second_amount: Decimal):
     """A (``wallet_fund``) locks the wallet and pauses before looking for the reference; B
-    (``funding_receive``, the webhook path, same reference) waits for that lock (on SQLite, for
-    the write lock A's IMMEDIATE transaction took) until A has credited and committed."""
+    (``funding_receive``, the webhook path, same reference) waits for that lock until A has
+    credited and committed."""
     first = interleaving.session(
         "A",
         lambda: wallet_fund(wallet_id=wallet.pk, amount=D("2500.00"), reference=FUNDING_REFERENCE),
@@ -405,9 +382,7 @@ def _second_funding_waits_for_the_first(interleaving, wallet: Wallet, *, second_
     second.start()
     second.begun.wait()
     interleaving.assert_blocked(second, on="the wallet lock held by A")
-    # PostgreSQL: B waits inside wallet_lock, on the row. SQLite: B waits at the BEGIN
-    # IMMEDIATE of wallet_fund's transaction, before it can ask for the row.
-    assert second_at_lock.reached is (connection.vendor == "postgresql")
+    assert second_at_lock.reached  # B waits inside wallet_lock, on the row
     first_holds_lock.release()
     return first.value(), second
 
@@ -448,7 +423,6 @@ def test_concurrent_funding_with_one_reference_and_another_amount_is_a_conflict(
     assert totals.funded == totals.available == D("2500.00")
 
 
-@row_locks
 def test_one_reference_funding_two_wallets_at_once_credits_only_the_first(
     merchant_account, interleaving
 ) -> None:

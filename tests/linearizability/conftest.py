@@ -4,8 +4,8 @@ workers with four threads each), one Celery worker, and the Paystack-like server
 
 Redis: ``LINEARIZABILITY_REDIS_URL`` (default ``redis://127.0.0.1:6379/9``), a database of
 these tests' own. gunicorn publishes dispatches to Celery's default queue there and the worker
-consumes it; the queue is emptied before and after each test. Skipped when Redis or PostgreSQL
-is missing, failed instead under ``REQUIRE_POSTGRES=1`` (CI).
+consumes it; the queue is emptied before and after each test. Skipped when Redis is missing,
+failed instead under ``REQUIRE_POSTGRES=1`` (CI).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from django.db import connection
 
 from tests.celery_worker import (
     Process,
@@ -48,12 +47,6 @@ WEB_WORKERS = 2
 WEB_THREADS = 4
 
 unavailable = unavailable_for("linearizability tests")
-
-
-@pytest.fixture
-def postgres_shared() -> None:
-    if connection.vendor != "postgresql":
-        unavailable("linearizability tests need PostgreSQL shared between processes")
 
 
 @pytest.fixture
@@ -126,7 +119,6 @@ def web_start(processes: Processes, name: str, **env: str) -> tuple[Process, str
 
 @pytest.fixture
 def stack(
-    postgres_shared: None,
     redis_broker: str,
     processes: Processes,
     fake_paystack: FakePaystack,

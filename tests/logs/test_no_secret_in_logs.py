@@ -38,7 +38,6 @@ from tests.celery_worker import (
     Process,
     celery_publishing_to,
     celery_worker_start,
-    postgres_require,
     process_start,
     redis_queue_remove,
     redis_require,
@@ -192,7 +191,6 @@ def test_no_secret_reaches_any_log(
     stack_processes: list[Process],
 ) -> None:
     redis_require(REDIS_URL, unavailable=unavailable)
-    postgres_require(unavailable=unavailable)
     redis_queue_remove(REDIS_URL, DEFAULT_QUEUE)
     wallet = wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST)
     wallet_fund(wallet_id=wallet.pk, amount=Decimal("50000.00"), reference=f"LOGS-{uuid.uuid4()}")

@@ -1,6 +1,6 @@
 """The migration that encrypts webhook secrets at rest encrypts every plaintext secret already
 stored under the first key of FIELD_ENCRYPTION_KEYS, leaves empty ones empty, and reversed
-writes them back as plaintext, on PostgreSQL and SQLite."""
+writes them back as plaintext."""
 
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
-"""Real concurrency on PostgreSQL (threads, committed transactions) and on the embedded SQLite
-default (a subprocess running the app on a SQLite file with threads)."""
+"""Real concurrency: threads, each with its own connection, committing their transactions."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from merchants.models import Mode
@@ -22,7 +15,6 @@ from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wall
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
-PROBE = Path(__file__).with_name("sqlite_concurrency_probe.py")
 THREADS = 8
 
 
@@ -52,7 +44,6 @@ def post_concurrently(client_for, key: str, bodies: list[dict[str, Any]]) -> lis
 
 @pytest.mark.django_db(transaction=True)
 def test_identical_concurrent_requests_create_one_payout(merchant_account, client_for) -> None:
-    assert connection.vendor == "postgresql" or not os.environ.get("REQUIRE_POSTGRES")
     wallet = fund_wallet(wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "5000")
     body = {
         "account_number": "0123456789",
@@ -97,39 +88,3 @@ def test_concurrent_payouts_never_overdraw(merchant_account, client_for) -> None
     assert wallet.reserved_balance == Decimal("3030.00")
     assert Payout.objects.count() == 3
     assert_wallet_balanced(wallet)
-
-
-def test_identical_concurrent_requests_on_sqlite(tmp_path: Path) -> None:
-    """The embedded default: the app on a SQLite file (WAL, IMMEDIATE transactions), migrated
-    from scratch, hit by threads with one idempotency key and by threads draining the wallet."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "VAR_DIR": str(tmp_path / "var"),
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "CELERY_BROKER_URL": "memory://",
-    }
-    completed = subprocess.run(
-        [sys.executable, str(PROBE), str(THREADS)],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    report = json.loads(completed.stdout.strip().splitlines()[-1])
-    assert report["vendor"] == "sqlite"
-
-    same_key = report["same_key"]
-    assert same_key["statuses"] == [202] * THREADS
-    assert len(set(same_key["payout_ids"])) == 1
-    assert sorted(same_key["duplicates"]) == [False] + [True] * (THREADS - 1)
-    assert same_key["payouts_with_key"] == 1
-    assert same_key["reserve_entries"] == 1
-
-    drain = report["drain"]
-    assert sorted(drain["statuses"]) == [202] * 3 + [400] * (THREADS - 3)
-    assert drain["available"] == "0.00"
-    assert report["balanced"] is True

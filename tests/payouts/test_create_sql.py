@@ -16,10 +16,6 @@ def _statements(captured: CaptureQueriesContext) -> list[str]:
     return [" ".join(query["sql"].split()) for query in captured.captured_queries]
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="row locks are PostgreSQL's: SQLite's IMMEDIATE transaction locks the file at BEGIN",
-)
 def test_create_locks_the_wallet_last_and_briefly(test_client, funded_wallet, payload) -> None:
     test_client.post(PAYOUTS_URL, payload(), format="json")  # warm the memos
     with CaptureQueriesContext(connection) as captured:

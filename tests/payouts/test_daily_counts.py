@@ -5,8 +5,8 @@ The state machine writes payouts through the services and behind their back (fac
 ``bulk_create``, ``QuerySet.update``, ``bulk_update``, raw SQL, deletes), at instants chosen on
 and a microsecond either side of Lagos and UTC midnights, and folds the pending changes at
 random moments; after every step the stored counts equal a recount and the list total equals
-``COUNT(*)`` for generated filters. It runs on whichever backend the pass uses (PostgreSQL's
-statement triggers appending changes, SQLite's row triggers writing the counts).
+``COUNT(*)`` for generated filters. The triggers are statement-level and append changes, which
+the fold moves into the counts.
 """
 
 from __future__ import annotations
@@ -62,17 +62,10 @@ pytestmark = pytest.mark.django_db
 
 
 TRIGGERS = {
-    "postgresql": {
-        "payouts_payout_count_insert",
-        "payouts_payout_count_update",
-        "payouts_payout_count_delete",
-        "payouts_payout_count_truncate",
-    },
-    "sqlite": {
-        "payouts_payout_count_insert",
-        "payouts_payout_count_update",
-        "payouts_payout_count_delete",
-    },
+    "payouts_payout_count_insert",
+    "payouts_payout_count_update",
+    "payouts_payout_count_delete",
+    "payouts_payout_count_truncate",
 }
 STATUSES = st.sampled_from(PayoutStatus.values)
 BEHIND_STATUSES = st.sampled_from([s for s in PayoutStatus.values if s != PayoutStatus.RESERVED])
@@ -367,19 +360,15 @@ def test_the_triggers_count_a_payout_on_its_lagos_day(test_wallet: Wallet) -> No
 
 
 def test_every_count_trigger_is_installed() -> None:
-    """A migration that rebuilds ``payouts_payout`` on SQLite drops its triggers with the old
-    table; it must create them again."""
-    if connection.vendor == "postgresql":
-        sql = "SELECT tgname FROM pg_trigger WHERE tgrelid = 'payouts_payout'::regclass"
-    else:
-        sql = (
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'payouts_payout'"
-        )
+    """A migration that recreates ``payouts_payout`` must create its triggers again."""
     with connection.cursor() as cursor:
-        cursor.execute(sql)
+        cursor.execute(
+            "SELECT tgname FROM pg_trigger"
+            " WHERE tgrelid = 'payouts_payout'::regclass AND tgenabled <> 'D'"
+        )
         installed = {row[0] for row in cursor.fetchall()}
 
-    assert TRIGGERS[connection.vendor] <= installed
+    assert installed >= TRIGGERS
 
 
 def test_a_failed_write_leaves_the_counts_as_they_were(test_wallet: Wallet) -> None:
@@ -605,8 +594,7 @@ def test_the_migration_counts_the_payouts_already_there_and_unwinds() -> None:
 # --- where the triggers write, and the fold ---------------------------------------------------
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL appends changes")
-def test_on_postgresql_a_write_appends_a_change_and_the_fold_moves_it(test_wallet: Wallet) -> None:
+def test_a_write_appends_a_change_and_the_fold_moves_it(test_wallet: Wallet) -> None:
     payout = PayoutFactory(wallet=test_wallet, status=PayoutStatus.DISPATCHED)
     Payout.objects.filter(pk=payout.pk).update(status=PayoutStatus.FAILED)
     changes = sorted(
@@ -627,19 +615,6 @@ def test_on_postgresql_a_write_appends_a_change_and_the_fold_moves_it(test_walle
     assert _wallet_total(test_wallet, PayoutListFilters(status=PayoutStatus.FAILED)) == 1
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite writes the counts directly")
-def test_on_sqlite_a_write_adds_to_the_count_and_leaves_nothing_to_fold(
-    test_wallet: Wallet,
-) -> None:
-    PayoutFactory(wallet=test_wallet, status=PayoutStatus.FAILED)
-
-    assert payout_counts_fold() == 0
-    assert not PayoutCountChange.objects.exists()
-    assert list(
-        PayoutDailyCount.objects.filter(wallet=test_wallet).values_list("status", "count")
-    ) == [("failed", 1)]
-
-
 def test_payout_counts_fold_command_reports_what_it_folded(test_wallet: Wallet) -> None:
     PayoutFactory(wallet=test_wallet)
     out = StringIO()
@@ -648,4 +623,4 @@ def test_payout_counts_fold_command_reports_what_it_folded(test_wallet: Wallet) 
 
     report = json.loads(out.getvalue())
     assert report["ok"] is True
-    assert report["folded"] == (1 if connection.vendor == "postgresql" else 0)
+    assert report["folded"] == 1

@@ -1,8 +1,8 @@
-"""Generated sequences through the real payout and wallet services, on PostgreSQL and SQLite:
-fundings (with provider replays) and payouts of odd-cent amounts that succeed, fail, or go
-ambiguous and are then settled by requery or by finance. After every step each wallet is exact
-to the kobo: balances equal the sums of their ledger deltas and
-available + reserved + captured == funded; at the end ``reconcile_wallets`` passes."""
+"""Generated sequences through the real payout and wallet services: fundings (with provider
+replays) and payouts of odd-cent amounts that succeed, fail, or go ambiguous and are then settled
+by requery or by finance. After every step each wallet is exact to the kobo: balances equal the
+sums of their ledger deltas and available + reserved + captured == funded; at the end
+``reconcile_wallets`` passes."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from wallets.services import wallet_fund
 
 pytestmark = pytest.mark.django_db
 
-# The amounts that once failed on SQLite, and any other odd-cent amount.
+# Odd-cent amounts that once came out a kobo off (binary floats), and any other.
 ISSUE_AMOUNTS = ["0.07", "1.13", "59.96", "506.17", "8188.62", "65534.29"]
 odd_cents = st.one_of(
     st.sampled_from([Decimal(value) for value in ISSUE_AMOUNTS]),

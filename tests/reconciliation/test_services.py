@@ -190,8 +190,7 @@ def test_matching_uses_a_bounded_number_of_queries(live_wallet) -> None:
 
     inserts = [q for q in queries if 'INSERT INTO "reconciliation_reconciliationitem"' in q["sql"]]
     assert len(queries) - len(inserts) < 40
-    # Batched inserts: SQLite's limit on bound parameters makes its batches smaller.
-    assert len(inserts) <= (3 if connection.vendor == "postgresql" else 2500 // 30)
+    assert len(inserts) <= 3  # batched inserts
 
 
 @pytest.mark.parametrize(

@@ -679,7 +679,7 @@ def test_unstorable_text_in_a_notification_is_a_400_naming_it(
     post_funding, live_wallet, extra: dict, message: str
 ) -> None:
     """A NUL in an extra field reached the stored raw payload, which PostgreSQL's jsonb
-    refuses: a 500 (and on SQLite it was stored)."""
+    refuses: a 500."""
     body = json.dumps({**_notification(live_wallet), **extra}).encode()
     assert _error(post_funding(body), 400).startswith(message)
     assert not FundingTransfer.objects.exists()

@@ -1,5 +1,5 @@
 """The migration that scopes funding references by mode keeps every existing funding: each gets
-its wallet's mode, and the new constraints hold afterwards, on PostgreSQL and SQLite."""
+its wallet's mode, and the new constraints hold afterwards."""
 
 from __future__ import annotations
 

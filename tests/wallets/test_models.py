@@ -86,7 +86,6 @@ def test_wallet_with_ledger_entries_cannot_be_deleted(test_wallet, fund) -> None
         test_wallet.delete()
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="database trigger on PostgreSQL")
 @pytest.mark.parametrize(
     "sql",
     [

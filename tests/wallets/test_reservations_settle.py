@@ -241,8 +241,7 @@ def test_wallets_settle_locks_every_wallet_in_one_statement_in_ascending_id(
         rf'"id" IN \({first.pk}, {second.pk}\)|"id" IN \({second.pk}, {first.pk}\)', statements[0]
     ), statements[0]
     assert 'ORDER BY "wallets_wallet"."id" ASC' in statements[0]
-    if connection.vendor == "postgresql":  # SQLite's write lock covers every row
-        assert statements[0].endswith(" FOR UPDATE")
+    assert statements[0].endswith(" FOR UPDATE")
     for wallet in (first, second):
         wallet.refresh_from_db()
         assert wallet.reserved_balance == Decimal("0.00")

@@ -120,14 +120,10 @@ def test_two_statements_for_any_number(test_wallet: Wallet) -> None:
                 ],
             )
     statements = [query["sql"].split(" ")[0:3] for query in queries.captured_queries]
-    if connection.vendor == "postgresql":
-        assert statements == [
-            ["UPDATE", '"wallets_wallet"', "SET"],
-            ["INSERT", "INTO", '"wallets_ledgerentry"'],
-        ]
-    else:  # SQLite inserts in chunks of its variable limit
-        assert statements[0] == ["UPDATE", '"wallets_wallet"', "SET"]
-        assert {tuple(s) for s in statements[1:]} == {("INSERT", "INTO", '"wallets_ledgerentry"')}
+    assert statements == [
+        ["UPDATE", '"wallets_wallet"', "SET"],
+        ["INSERT", "INTO", '"wallets_ledgerentry"'],
+    ]
 
 
 def test_a_crossing_of_the_low_balance_threshold_is_alerted_once(test_wallet: Wallet) -> None:
