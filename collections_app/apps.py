@@ -1,3 +1,6 @@
+"""The collections app; after each migrate it restores the default collection fee schedule when
+none is active."""
+
 from typing import Any
 
 from django.apps import AppConfig

@@ -1,3 +1,6 @@
+"""The root URLs: the back office (``/admin/``, TOTP-aware), the API (``config.api_router``), the
+checkout pages, the API docs and the health probes."""
+
 from django.conf import settings
 from django.contrib import admin
 from django.forms import Form

@@ -1,3 +1,6 @@
+"""The core app; it registers psycopg's compiled ``timestamptz`` loader on every new PostgreSQL
+connection (``core.postgres``)."""
+
 from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 

@@ -1,3 +1,6 @@
+"""The wallets app; after each migrate it restores the banks and the default fee schedule when
+their tables are empty."""
+
 from typing import Any
 
 from django.apps import AppConfig

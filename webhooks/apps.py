@@ -1,3 +1,6 @@
+"""The events app; it turns ``wallets.signals.wallet_balance_low`` into the ``wallet.balance_low``
+event."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The saved-beneficiary routes (an extension), under ``/api/v1/beneficiaries``."""
+
 from django.urls import path
 
 from beneficiaries.api.views import BeneficiaryDetailApi, BeneficiaryListCreateApi

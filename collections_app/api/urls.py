@@ -1,3 +1,5 @@
+"""The collection routes of the spec (initialize, check status, search) and the test-mode helpers."""
+
 from django.urls import path
 
 from collections_app.api.views import (

@@ -1,3 +1,5 @@
+"""The payment-item routes of the spec (list and detail)."""
+
 from django.urls import path
 
 from payment_items.api.views import PaymentItemDetailApi, PaymentItemListApi

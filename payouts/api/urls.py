@@ -1,3 +1,6 @@
+"""The payout routes of the spec (quote, name enquiry, create, list, details, requery) and the
+extensions beside them (bulk, test helpers)."""
+
 from django.urls import path
 
 from payouts.api.views import (

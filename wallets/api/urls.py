@@ -1,3 +1,6 @@
+"""The wallet routes: the bank list of the spec, and the extensions (the wallet and its ledger,
+statements, low-balance alerts, funding)."""
+
 from django.urls import path
 
 from wallets.api.views import (

@@ -1,3 +1,5 @@
+"""The events routes (an extension): list, detail, resend."""
+
 from django.urls import path
 
 from webhooks.api.views import EventDetailApi, EventListApi, EventResendApi

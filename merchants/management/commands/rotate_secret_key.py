@@ -1,3 +1,6 @@
+"""``manage.py rotate_secret_key``: revokes a merchant's active key of one mode and prints the new
+one once, audited."""
+
 from __future__ import annotations
 
 import getpass
