@@ -1,4 +1,4 @@
-"""The collection routes of the spec (initialize, check status, search) and the test-mode helpers."""
+"""The collection routes of the spec (initialize, check status, search) and the test helpers."""
 
 from django.urls import path
 
