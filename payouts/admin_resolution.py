@@ -1,0 +1,382 @@
+"""Back office: manual resolution of ambiguous payouts, which takes two people.
+
+One finance operator proposes the outcome of an ambiguous payout with an internal reason and
+evidence (``payouts.propose_resolution``); a different person with
+``payouts.approve_resolution`` approves it (the payout settles through
+``payout_resolution_approve``) or rejects it, passing ``audit.two_person``'s check. The reason
+and evidence are never shown to the merchant. ``ResolutionPagesMixin`` gives ``PayoutAdmin`` its
+propose and review pages; the proposals and resolutions have read-only admins of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import BooleanField, Case, QuerySet, Value, When
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from audit.backoffice import BackOfficeAdminMixin
+from core.admin import ReadOnlyAdminMixin
+from core.exceptions import ApplicationError
+from payouts.models import (
+    Payout,
+    PayoutResolution,
+    PayoutResolutionProposal,
+    PayoutStatus,
+    ResolutionDecision,
+    ResolutionStatus,
+)
+from payouts.services import (
+    EVIDENCE_MAX_LENGTHS,
+    RESOLUTION_REASON_MIN_LENGTH,
+    SAME_USER_MESSAGE,
+    payout_resolution_approve,
+    payout_resolution_propose,
+    payout_resolution_reject,
+)
+
+
+class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = PayoutResolution
+    allow_delete = True
+    extra = 0
+    can_delete = False
+    fields = ("created_at", "resolved_by", "from_status", "to_status", "reason")
+    readonly_fields = fields
+    verbose_name_plural = "manual resolutions (internal)"
+
+
+class PayoutResolutionProposalInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = PayoutResolutionProposal
+    extra = 0
+    can_delete = False
+    fields = (
+        "proposed_at",
+        "proposed_by",
+        "proposed_status",
+        "reason",
+        "provider_reference",
+        "nip_session_id",
+        "decision",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    )
+    readonly_fields = fields
+    verbose_name_plural = "resolution proposals (internal)"
+
+
+class ProposeResolutionForm(forms.Form):
+    proposed_status = forms.ChoiceField(
+        label="Resolve as",
+        choices=ResolutionStatus.choices,
+        widget=forms.RadioSelect,
+        help_text="successful captures the reserved funds; failed returns them to the merchant",
+    )
+    reason = forms.CharField(
+        label="Internal reason",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        min_length=RESOLUTION_REASON_MIN_LENGTH,
+        strip=True,
+        help_text="What was checked and with whom. Finance staff and the audit trail see it; "
+        'the merchant never does (a failed payout tells them "Transfer failed").',
+    )
+    provider_reference = forms.CharField(
+        label="Provider reference",
+        required=False,
+        max_length=EVIDENCE_MAX_LENGTHS["provider_reference"],
+        strip=True,
+        help_text="Evidence: the provider's reference of the transfer, if known",
+    )
+    nip_session_id = forms.CharField(
+        label="NIP session id",
+        required=False,
+        max_length=EVIDENCE_MAX_LENGTHS["nip_session_id"],
+        strip=True,
+        help_text="Evidence: the NIP session id on the bank or provider statement, if any",
+    )
+    checked = forms.BooleanField(
+        label="I have confirmed this outcome with the provider or the beneficiary bank",
+        required=True,
+    )
+
+
+class DecisionForm(forms.Form):
+    note = forms.CharField(
+        label="Decision note",
+        required=False,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text=f"Internal. Required to reject (at least {RESOLUTION_REASON_MIN_LENGTH} "
+        "characters).",
+    )
+
+    def __init__(self, *args: Any, rejecting: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rejecting = rejecting
+
+    def clean_note(self) -> str:
+        note = self.cleaned_data.get("note") or ""
+        if self.rejecting and len(note) < RESOLUTION_REASON_MIN_LENGTH:
+            raise forms.ValidationError(
+                f"Say why the proposal is rejected (at least {RESOLUTION_REASON_MIN_LENGTH} "
+                "characters)."
+            )
+        return note
+
+
+def open_proposal(payout: Payout) -> PayoutResolutionProposal | None:
+    return (
+        PayoutResolutionProposal.objects.select_related("proposed_by")
+        .filter(payout=payout, decision="")
+        .first()
+    )
+
+
+class ResolutionPagesMixin:
+    """``PayoutAdmin``'s resolution controls and pages: the buttons a user may use on an
+    ambiguous payout, the proposal form and the review page of a proposal."""
+
+    def resolution_buttons(self, request: HttpRequest, payout: Payout) -> list[tuple[str, str]]:
+        """The resolution controls this user may use on this payout, as (label, url)."""
+        if payout.status != PayoutStatus.AMBIGUOUS:
+            return []
+        proposal = open_proposal(payout)
+        if proposal is None:
+            if self.has_propose_resolution_permission(request):
+                url = reverse("admin:payouts_payout_propose_resolution", args=[payout.pk])
+                return [("Propose a resolution…", url)]
+            return []
+        if self.has_approve_resolution_permission(request) and (
+            proposal.proposed_by_id != request.user.pk
+        ):
+            url = reverse("admin:payouts_payout_review_resolution", args=[proposal.pk])
+            return [("Review the proposed resolution…", url)]
+        return []
+
+    def _page_context(self, request: HttpRequest, payout: Payout, title: str) -> dict[str, Any]:
+        return {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.model._meta,
+            "payout": payout,
+            "change_url": reverse("admin:payouts_payout_change", args=[payout.pk]),
+            "ledger_entries_table": self.ledger_entries_table(payout),
+            "provider_responses": self.provider_responses_pretty(payout),
+        }
+
+    def propose_resolution_view(self, request: HttpRequest, payout_id: int) -> HttpResponse:
+        if not self.has_propose_resolution_permission(request):
+            raise PermissionDenied("You may not propose payout resolutions.")
+        payout = get_object_or_404(Payout.objects.select_related("merchant"), pk=payout_id)
+        change_url = reverse("admin:payouts_payout_change", args=[payout.pk])
+        if payout.status != PayoutStatus.AMBIGUOUS:
+            self.message_user(
+                request,
+                f"Payout {payout.internal_reference} is {payout.status}; only ambiguous payouts "
+                "can be resolved manually.",
+                level=messages.ERROR,
+            )
+            return HttpResponseRedirect(change_url)
+        if open_proposal(payout) is not None:
+            self.message_user(
+                request,
+                f"Payout {payout.internal_reference} already has an open proposal; it must be "
+                "approved or rejected first.",
+                level=messages.ERROR,
+            )
+            return HttpResponseRedirect(change_url)
+        form = ProposeResolutionForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                proposal = payout_resolution_propose(
+                    payout_id=payout.pk,
+                    proposed_status=form.cleaned_data["proposed_status"],
+                    reason=form.cleaned_data["reason"],
+                    proposed_by=request.user,
+                    provider_reference=form.cleaned_data["provider_reference"],
+                    nip_session_id=form.cleaned_data["nip_session_id"],
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, error.message, level=messages.ERROR)
+                return HttpResponseRedirect(change_url)
+            self.message_user(
+                request,
+                f"Resolution of {payout.internal_reference} as {proposal.proposed_status} "
+                "proposed. Nothing moves until a different finance approver approves it.",
+                level=messages.SUCCESS,
+            )
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self._page_context(
+                request, payout, f"Propose a resolution of payout {payout.internal_reference}"
+            ),
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/payouts/payout/propose_resolution.html", context)
+
+    def review_resolution_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
+        if not self.has_approve_resolution_permission(request):
+            raise PermissionDenied("You may not approve or reject payout resolutions.")
+        proposal = get_object_or_404(
+            PayoutResolutionProposal.objects.select_related(
+                "payout__merchant", "proposed_by", "decided_by"
+            ),
+            pk=proposal_id,
+        )
+        payout = proposal.payout
+        own = proposal.proposed_by_id == request.user.pk
+        rejecting = "_reject" in request.POST
+        form = DecisionForm(request.POST or None, rejecting=rejecting)
+        if request.method == "POST":
+            if own:
+                raise PermissionDenied(SAME_USER_MESSAGE + ".")
+            if not rejecting and "_approve" not in request.POST:
+                form.add_error(None, "Choose to approve or to reject the proposal.")
+            elif form.is_valid():
+                return self._decide(request, proposal, form, rejecting=rejecting)
+        context = {
+            **self._page_context(
+                request, payout, f"Review the resolution of payout {payout.internal_reference}"
+            ),
+            "proposal": proposal,
+            "form": form,
+            "own_proposal": own,
+            "can_approve": proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS,
+            "can_reject": proposal.is_open and not own,
+        }
+        return TemplateResponse(request, "admin/payouts/payout/review_resolution.html", context)
+
+    def _decide(
+        self,
+        request: HttpRequest,
+        proposal: PayoutResolutionProposal,
+        form: DecisionForm,
+        *,
+        rejecting: bool,
+    ) -> HttpResponse:
+        change_url = reverse("admin:payouts_payout_change", args=[proposal.payout_id])
+        service = payout_resolution_reject if rejecting else payout_resolution_approve
+        try:
+            decided = service(
+                proposal_id=proposal.pk,
+                approver=request.user,
+                note=form.cleaned_data["note"],
+                request=request,
+            )
+        except ApplicationError as error:
+            if error.status == 403:
+                raise PermissionDenied(error.message) from error
+            self.message_user(request, error.message, level=messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        if decided.decision == ResolutionDecision.APPROVED:
+            message = (
+                f"Approved: payout {proposal.payout.internal_reference} is now "
+                f"{decided.proposed_status}."
+            )
+        else:
+            message = (
+                f"Rejected: payout {proposal.payout.internal_reference} stays as it was and "
+                "may get a new proposal."
+            )
+        self.message_user(request, message, level=messages.SUCCESS)
+        return HttpResponseRedirect(change_url)
+
+
+class ProposalStateFilter(admin.SimpleListFilter):
+    title = "decision"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("open", "Open"), *ResolutionDecision.choices]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[PayoutResolutionProposal]
+    ) -> QuerySet[PayoutResolutionProposal]:
+        value = self.value()
+        if value == "open":
+            return queryset.filter(decision="")
+        if value in ResolutionDecision.values:
+            return queryset.filter(decision=value)
+        return queryset
+
+
+@admin.register(PayoutResolutionProposal)
+class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Proposed manual resolutions (internal): read-only; decided on the review page."""
+
+    list_display = (
+        "payout",
+        "proposed_status",
+        "proposed_by",
+        "proposed_at",
+        "decision_display",
+        "decided_by",
+        "decided_at",
+    )
+    list_filter = (ProposalStateFilter, "proposed_status")
+    search_fields = ("=payout__internal_reference", "=provider_reference", "=nip_session_id")
+    list_select_related = ("payout", "proposed_by", "decided_by")
+    readonly_fields = (
+        "payout",
+        "proposed_status",
+        "reason",
+        "provider_reference",
+        "nip_session_id",
+        "proposed_by",
+        "proposed_at",
+        "decision",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutResolutionProposal]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                proposed_by_viewer=Case(
+                    When(proposed_by_id=request.user.pk, then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                )
+            )
+        )
+
+    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
+        if request.user.has_perm("payouts.approve_resolution"):
+            return (*self.list_display, "review_link")
+        return self.list_display
+
+    @admin.display(description="decision")
+    def decision_display(self, obj: PayoutResolutionProposal) -> str:
+        return obj.get_decision_display() if obj.decision else "open"
+
+    @admin.display(description="review")
+    def review_link(self, obj: PayoutResolutionProposal) -> str:
+        if not obj.is_open:
+            return "—"
+        if getattr(obj, "proposed_by_viewer", False):
+            return "your proposal: another approver decides"
+        url = reverse("admin:payouts_payout_review_resolution", args=[obj.pk])
+        return format_html('<a href="{}">Review…</a>', url)
+
+
+@admin.register(PayoutResolution)
+class PayoutResolutionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Manual resolutions (internal): read-only."""
+
+    list_display = ("payout", "from_status", "to_status", "resolved_by", "created_at")
+    list_filter = ("to_status",)
+    search_fields = ("=payout__internal_reference", "reason")
+    list_select_related = ("payout", "resolved_by")
+    readonly_fields = ("payout", "from_status", "to_status", "reason", "resolved_by", "created_at")
