@@ -117,7 +117,7 @@ def _web_start(env: dict[str, str], tmp_path: Path, started: list[Process]) -> t
         assert web.alive(), f"web exited:\n{web.output()[-3000:]}"
         try:
             return requests.get(f"{base_url}/healthz", timeout=2).status_code == 200
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # booting: ask again
             return False
 
     wait_for(healthy, timeout=WAIT_SECONDS, what="gunicorn to answer")
