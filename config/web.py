@@ -18,7 +18,10 @@ headers are not trusted), and the access log is gunicorn's own line and format.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import timedelta
@@ -26,6 +29,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from a2wsgi import WSGIMiddleware
+from gunicorn.arbiter import Arbiter
+from uvicorn.server import Server
 from uvicorn_worker import UvicornWorker
 
 Scope = MutableMapping[str, Any]
@@ -105,6 +110,10 @@ class BufferedWsgiApp:
                 return b"".join(chunks)
 
 
+def _exit_cleanly(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def _replay(body: bytes, receive: Receive) -> Receive:
     """``receive`` whose first message is the whole body; later calls wait for the
     disconnect as the server's own does."""
@@ -165,6 +174,30 @@ class WebWorker(UvicornWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.config.limit_concurrency = self.cfg.worker_connections
+
+    def init_signals(self) -> None:
+        """uvicorn finishes its requests on SIGTERM/SIGINT, then raises the signal again with the
+        handler found before it started: exiting with status 0 there (and on any stop signal
+        while the application still loads), instead of dying by the signal, keeps gunicorn from
+        logging every orderly stop as an error."""
+        super().init_signals()
+        for stop_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+            signal.signal(stop_signal, _exit_cleanly)
+
+    def _install_sigquit_handler(self) -> None:
+        """Replaced by the handler :meth:`_serve` installs (uvicorn-worker's only marks the
+        gunicorn worker as stopping, which uvicorn never reads: the master's SIGQUIT, sent on
+        its own SIGINT, then waited ``graceful_timeout`` for a SIGKILL)."""
+
+    async def _serve(self) -> None:
+        self.config.app = self.wsgi
+        server = Server(config=self.config)
+        asyncio.get_running_loop().add_signal_handler(
+            signal.SIGQUIT, setattr, server, "should_exit", True
+        )
+        await server.serve(sockets=self.sockets)
+        if not server.started:
+            sys.exit(Arbiter.WORKER_BOOT_ERROR)
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
