@@ -3,8 +3,9 @@ service, and comes back.
 
 The test runs a ``redis-server`` of its own and a real gunicorn against it
 (``CACHE_URL`` and ``CELERY_BROKER_URL`` both on it), stops that Redis and checks that the API
-degrades instead of failing: authenticated reads answer 200 (the rate limits fail open), a
-payout create answers 202 (its dispatch wake cannot publish: logged, never returned), and
+degrades instead of failing: authenticated reads answer 200 (the rate limits fail open), name
+enquiry answers 503 (its limit fails closed: each one costs a provider call), a payout create
+answers 202 (its dispatch wake cannot publish: logged, never returned), and
 nothing answers 500. Once Redis is back, beat's sweeper (the management command here) hands
 the payout to a worker, which dispatches it once.
 """
@@ -85,6 +86,15 @@ def test_with_redis_down_reads_answer_creates_are_accepted_and_dispatch_follows_
             )
             assert status == 200, (attempt, path, body, web.output()[-3000:])
             assert elapsed < REQUEST_BUDGET_SECONDS, (attempt, path, elapsed)
+    # Name enquiry is a paid provider call: it fails closed while its limit cannot be counted.
+    status, body = http_json(
+        "POST",
+        f"{base_url}{PAYOUTS_PATH}/name-enquiry",
+        key=key,
+        body={"account_number": "0123456789", "bank_code": "058"},
+    )
+    assert status == 503, body
+    assert body["status"] is False
     status, body, elapsed = timed(
         lambda: http_json(
             "POST", f"{base_url}{PAYOUTS_PATH}", key=key, body=payout_body("redis-down-1")
