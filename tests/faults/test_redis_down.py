@@ -12,6 +12,7 @@ the payout to a worker, which dispatches it once.
 
 from __future__ import annotations
 
+import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from tests.faults.conftest import (
     funded_wallet,
     http_json,
     payout_body,
+    unavailable,
     wait_for,
 )
 
@@ -41,6 +43,8 @@ REQUEST_BUDGET_SECONDS = 3.0
 
 def redis_server_start(processes: Processes, name: str, port: int) -> Process:
     """A throwaway ``redis-server`` on ``port`` that keeps nothing on disk."""
+    if shutil.which("redis-server") is None:
+        unavailable("redis-server is not installed")
     server = processes.start(
         name,
         ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
