@@ -1471,7 +1471,7 @@ def main() -> int:
         "machine": machine(),
         "config": {
             "web_concurrency": cfg.web_concurrency,
-            "worker_class": os.environ.get("GUNICORN_WORKER_CLASS", "gthread"),
+            "worker_class": os.environ.get("GUNICORN_WORKER_CLASS", "config.web.WebWorker"),
             "worker_threads": int(os.environ.get("GUNICORN_THREADS", "1")),
             "celery_concurrency": cfg.celery_concurrency,
             "connections": cfg.connections,

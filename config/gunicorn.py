@@ -1,10 +1,24 @@
 """gunicorn settings, from the environment (the Procfile and `make bench` pass ``-c`` this file).
 
-The ``gthread`` worker class parks idle and keep-alive connections in its event loop and hands a
-connection to a thread only once a request has arrived. A ``sync`` worker instead blocks on the
-first connection it accepts until that client writes: a client that opens its connection early
-holds a worker idle while requests queue behind it (measured: create p99 190 ms with sync
-workers, 38 ms with gthread, at the same open-loop rate).
+Topology: gunicorn manages ``WEB_CONCURRENCY`` processes; each runs ``config.web.WebWorker``,
+uvicorn's event loop in front of the WSGI application, with ``GUNICORN_THREADS`` threads for
+views. The loop reads each request whole (request line, headers, body) before a thread sees
+it and parks idle keep-alive connections, so clients that send headers or bodies slowly, or
+idle after a request, hold sockets, never the threads that run views: normal requests keep
+answering while many such clients stay connected (tests/web/test_slow_clients.py). No
+buffering proxy is needed in front for that; TLS and the public address stay with the
+platform's load balancer. ``GUNICORN_WORKER_CONNECTIONS`` bounds the connections a process
+holds (more are answered 503), ``WEB_REQUEST_BUFFER_MAX_BYTES`` the body it buffers (413).
+
+Measured on the 2-core machine (two processes, one thread each, wrk on 127.0.0.1, shared
+load): an authenticated bank-list GET costs 2.5-3.1 ms of web CPU with this worker, 3.0-3.2 ms
+with gunicorn's ``gthread`` worker; ``/healthz`` 0.9-1.2 ms against 0.7-0.8 ms (the hand-over
+between the loop and the view thread). ``gthread`` parses a request in its thread: two clients
+trickling headers held both threads and every other request timed out, as did a kept-alive
+client whose unread body arrived after its 404 (the thread then blocks waiting for the next
+request). The ``gevent`` worker survived slow clients but cost 2.9 ms and a database
+connection per client connection; Django's ASGI handler opened a database connection per
+request (60 requests/s); granian's WSGI mode handed slow bodies to its threads.
 
 Logs: the access line holds the client address, method, path, protocol, status, bytes and
 milliseconds, and never the query string, the User-Agent, the Referer or the user of a Basic
@@ -16,8 +30,9 @@ import os
 
 bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "config.web.WebWorker")
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "1000"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import OperationalError
 
-from core.cache import PooledRedisCache, redis_window_open
+from core.cache import CacheUnavailable, PooledRedisCache, redis_window_open
 from payouts import services
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import FINAL_STATUSES, Payout
@@ -134,10 +134,10 @@ class DispatchWake:
     (``CACHE_URL=redis://…``: one ``SET NX PX``, ``core.cache.redis_window_open``), so however
     many processes accept payouts, a burst costs one publish and the worker one round per
     interval. On any other cache (the embedded default's local memory) each process keeps its
-    own interval on ``clock``. Thread-safe. A publish that fails (the broker is down) is logged
-    and the commit's request still answers; beat's ``payouts-dispatch-round`` runs the round
-    later, so an outage delays dispatch but never loses one. An interval of 0 publishes every
-    commit at once.
+    own interval on ``clock``, as it does while the Redis cache is unavailable. Thread-safe.
+    A publish that fails (the broker is down) is logged and the commit's request still answers;
+    beat's ``payouts-dispatch-round`` runs the round later, so an outage delays dispatch but
+    never loses one. An interval of 0 publishes every commit at once.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -152,9 +152,12 @@ class DispatchWake:
     def _interval_opened(self, interval: float) -> bool:
         backend = caches["default"]
         if isinstance(backend, PooledRedisCache):
-            return redis_window_open(
-                backend, WAKE_WINDOW_KEY, milliseconds=math.ceil(interval * 1000)
-            )
+            try:
+                return redis_window_open(
+                    backend, WAKE_WINDOW_KEY, milliseconds=math.ceil(interval * 1000)
+                )
+            except CacheUnavailable:
+                pass  # Redis is down: this process keeps its own interval meanwhile
         with self._lock:
             now = self.clock()
             if now < self._interval_end:

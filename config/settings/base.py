@@ -163,6 +163,15 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
     }
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        # A black-holed broker fails a publish (logged; the create still answers) within these,
+        # where the defaults wait forever. The read timeout stays above the worker's 1 s BRPOP.
+        CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"] = env.float(
+            "CELERY_BROKER_CONNECT_TIMEOUT", default=1.0
+        )
+        CELERY_BROKER_TRANSPORT_OPTIONS["socket_timeout"] = env.float(
+            "CELERY_BROKER_SOCKET_TIMEOUT", default=2.0
+        )
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's Django fixup would close the database connections around every task; with this set it
@@ -211,6 +220,20 @@ STORAGES = {
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
     CACHES["default"]["BACKEND"] = "core.cache.PooledRedisCache"  # one client per process
+    # A Redis that is down or black-holed costs this long per call, and then nothing for a
+    # backoff (core.cache.RedisCircuit): requests degrade instead of waiting on it.
+    _cache_socket_timeout = env.float("CACHE_SOCKET_TIMEOUT", default=0.25)
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "socket_connect_timeout": _cache_socket_timeout,
+            "socket_timeout": _cache_socket_timeout,
+        }
+    )
+# Rate-limit scopes refused with 503 + Retry-After while the cache is down (they cost provider
+# money); every other scope is let through unthrottled, with a logged warning.
+THROTTLE_FAIL_CLOSED_SCOPES = frozenset(
+    env.list("THROTTLE_FAIL_CLOSED_SCOPES", default=["name_enquiry"])
+)
 
 # --- Request limits -------------------------------------------------------------------------
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)

@@ -9,20 +9,54 @@ plus the previous window's hits weighted by how much of it still overlaps the la
 seconds. It costs one cache round trip per request (a counter increment), where a log of
 timestamps costs a read and a write of the whole log. Refused requests count too, so a client
 that keeps hammering stays limited until it slows down.
+
+When the cache is down (``core.cache.CacheUnavailable``) a scope listed in
+``THROTTLE_FAIL_CLOSED_SCOPES`` (name enquiry by default: each one costs a provider call) is
+refused with 503 and ``Retry-After``; every other scope fails open, so reads and payout
+creates keep answering. Either way the request is counted in ``cache_outage_counts()``
+(``throttle_failed_open:<scope>`` / ``throttle_failed_closed:<scope>``) and a warning is
+logged at most once per ``OUTAGE_LOG_EVERY_SECONDS`` per process.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 import time
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import caches
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from core.cache import cache_window_hit
+from core.cache import CacheUnavailable, cache_outage_count, cache_outage_counts, cache_window_hit
+from core.exceptions import ServiceUnavailableError
+
+logger = logging.getLogger(__name__)
+
+OUTAGE_LOG_EVERY_SECONDS = 60.0
+OUTAGE_RETRY_AFTER_SECONDS = 5
+_outage_log_lock = threading.Lock()
+_outage_logged_at = -math.inf
+
+
+def _outage_log(scope: str, *, failed_closed: bool) -> None:
+    """One warning per ``OUTAGE_LOG_EVERY_SECONDS`` per process, with the counters."""
+    global _outage_logged_at
+    with _outage_log_lock:
+        now = time.monotonic()
+        if now - _outage_logged_at < OUTAGE_LOG_EVERY_SECONDS:
+            return
+        _outage_logged_at = now
+    logger.warning(
+        "rate limits cannot be checked (cache unavailable): scope %s %s; counters %s",
+        scope,
+        "refused with 503" if failed_closed else "let through",
+        cache_outage_counts(),
+    )
 
 
 class SecretKeyRateThrottle(SimpleRateThrottle):
@@ -44,12 +78,15 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
         now = time.time()
         window = int(now // self.duration)
         elapsed = now - window * self.duration
-        current, previous = cache_window_hit(
-            caches["default"],
-            f"{key}:{window}",
-            timeout=2 * self.duration,
-            previous_key=f"{key}:{window - 1}",
-        )
+        try:
+            current, previous = cache_window_hit(
+                caches["default"],
+                f"{key}:{window}",
+                timeout=2 * self.duration,
+                previous_key=f"{key}:{window - 1}",
+            )
+        except CacheUnavailable:
+            return self._cache_unavailable()
         overlap = 1 - elapsed / self.duration
         if current + previous * overlap <= self.num_requests:
             return True
@@ -57,6 +94,18 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
             current=current, previous=previous, elapsed=elapsed
         )
         return False
+
+    def _cache_unavailable(self) -> bool:
+        """Fails open (True) or, for ``THROTTLE_FAIL_CLOSED_SCOPES``, closed with 503."""
+        failed_closed = self.scope in settings.THROTTLE_FAIL_CLOSED_SCOPES
+        cache_outage_count(f"throttle_failed_{'closed' if failed_closed else 'open'}:{self.scope}")
+        _outage_log(self.scope, failed_closed=failed_closed)
+        if failed_closed:
+            raise ServiceUnavailableError(
+                "Temporarily unavailable; try again shortly",
+                retry_after_seconds=OUTAGE_RETRY_AFTER_SECONDS,
+            )
+        return True
 
     def _seconds_until_allowed(self, *, current: int, previous: int, elapsed: float) -> float:
         """How long until one more request would be allowed, if none is sent meanwhile."""

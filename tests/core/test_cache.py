@@ -3,15 +3,28 @@ local memory (the embedded default)."""
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 from django.core.cache.backends.locmem import LocMemCache
 
-from core.cache import PooledRedisCache, cache_window_hit
+from core.cache import (
+    CacheUnavailable,
+    PooledRedisCache,
+    RedisCircuit,
+    cache_outage_counts,
+    cache_window_hit,
+    redis_window_open,
+)
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -55,3 +68,106 @@ def test_window_hit_on_local_memory() -> None:
     assert cache_window_hit(backend, "w:2", timeout=60, previous_key="w:1") == (1, 0)
     assert cache_window_hit(backend, "w:2", timeout=60, previous_key="w:1") == (2, 0)
     assert cache_window_hit(backend, "w:3", timeout=60, previous_key="w:2") == (1, 2)
+
+
+# --- Redis unavailable ---------------------------------------------------------------------------
+
+
+def _dead_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cache_at(url: str) -> PooledRedisCache:
+    return PooledRedisCache(
+        url, {"OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}}
+    )
+
+
+def test_reads_miss_and_writes_are_dropped_when_redis_is_down() -> None:
+    backend = _cache_at(f"redis://127.0.0.1:{_dead_port()}/0")
+    assert backend.get("banks", "missing") == "missing"
+    backend.set("banks", [1, 2])
+    assert backend.add("banks", 1) is False
+    assert backend.delete("banks") is False
+    assert backend.get_many(["a", "b"]) == {}
+    with pytest.raises(CacheUnavailable):
+        cache_window_hit(backend, "w:2", timeout=60, previous_key="w:1")
+    with pytest.raises(CacheUnavailable):
+        redis_window_open(backend, "window", milliseconds=100)
+
+
+def test_a_black_holed_redis_costs_the_socket_timeout_then_nothing_while_the_circuit_is_open() -> (
+    None
+):
+    with socket.socket() as listener:  # accepts connections (backlog) and never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        backend = _cache_at(f"redis://127.0.0.1:{listener.getsockname()[1]}/0")
+        started = time.monotonic()
+        assert backend.get("a") is None
+        first = time.monotonic() - started
+        skipped_before = cache_outage_counts().get("redis_skipped", 0)
+        started = time.monotonic()
+        for _ in range(20):
+            assert backend.get("a") is None
+        rest = time.monotonic() - started
+    assert first < 1.0
+    assert rest < 0.05, "the open circuit does not call Redis again"
+    assert cache_outage_counts()["redis_skipped"] == skipped_before + 20
+
+
+def test_the_circuit_backs_off_and_closes_again_on_success(caplog) -> None:
+    now = [100.0]
+    circuit = RedisCircuit("test redis", clock=lambda: now[0])
+    calls: list[str] = []
+
+    def down() -> None:
+        calls.append("down")
+        raise redis.ConnectionError("refused")
+
+    with caplog.at_level(logging.WARNING, logger="core.cache"):
+        with pytest.raises(CacheUnavailable):
+            circuit.call(down)
+        with pytest.raises(CacheUnavailable):
+            circuit.call(down)  # open: not called
+        assert calls == ["down"]
+        now[0] += RedisCircuit.MIN_OPEN_SECONDS
+        with pytest.raises(CacheUnavailable):
+            circuit.call(down)  # tried again, failed: open twice as long
+        assert calls == ["down", "down"]
+        now[0] += RedisCircuit.MIN_OPEN_SECONDS
+        with pytest.raises(CacheUnavailable):
+            circuit.call(down)
+        assert calls == ["down", "down"]
+        now[0] += RedisCircuit.MIN_OPEN_SECONDS
+        assert circuit.call(lambda: "up") == "up"
+        assert circuit.call(lambda: "up again") == "up again"
+    messages = [r.getMessage() for r in caplog.records if r.name == "core.cache"]
+    assert len(messages) == 2, messages  # the outage once (within a minute), the recovery once
+    assert "test redis unavailable (refused)" in messages[0]
+    assert "test redis is back after 2 consecutive failure(s)" in messages[1]
+
+
+def test_redis_settings_give_the_cache_short_socket_timeouts() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    env.update(CACHE_URL="redis://127.0.0.1:6379/1", DJANGO_SETTINGS_MODULE="config.settings.local")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "c = settings.CACHES['default']; print(c['BACKEND'], c['OPTIONS'])",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == (
+        "core.cache.PooledRedisCache {'socket_connect_timeout': 0.25, 'socket_timeout': 0.25}"
+    )

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import logging
+import math
 import os
+import socket
 import uuid
 from typing import Any
 
@@ -11,6 +14,7 @@ from rest_framework.settings import api_settings
 
 from core.api import throttling
 from core.api.throttling import SecretKeyRateThrottle
+from core.cache import cache_outage_counts
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
 
@@ -128,3 +132,53 @@ def test_throttle_counts_in_redis_when_the_cache_is_redis(
         assert len(round_trips) == 3, "each request counted in one pipelined round trip"
     finally:
         cache.clear()
+
+
+@pytest.fixture
+def dead_redis_cache(settings, tight_rates) -> str:
+    """The default cache is Redis at a port where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+        }
+    }
+    return f"redis://127.0.0.1:{port}/0"
+
+
+def test_a_read_fails_open_when_the_cache_is_down(
+    test_client, dead_redis_cache, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    monkeypatch.setattr(throttling, "_outage_logged_at", -math.inf)
+    before = cache_outage_counts().get("throttle_failed_open:read", 0)
+    with caplog.at_level(logging.WARNING, logger="core.api.throttling"):
+        statuses = [test_client.get("/t/unauthorized").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 200]  # over the 2/min rate: nothing is counted
+    assert cache_outage_counts()["throttle_failed_open:read"] == before + 4
+    warnings = [r for r in caplog.records if r.name == "core.api.throttling"]
+    assert len(warnings) == 1, "one warning per period, not one per request"
+    assert "rate limits cannot be checked" in warnings[0].getMessage()
+
+
+def test_a_fail_closed_scope_answers_503_with_retry_after_when_the_cache_is_down(
+    test_client, dead_redis_cache, settings
+) -> None:
+    settings.THROTTLE_FAIL_CLOSED_SCOPES = frozenset({"read"})
+    before = cache_outage_counts().get("throttle_failed_closed:read", 0)
+    response = test_client.get("/t/unauthorized")
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(throttling.OUTAGE_RETRY_AFTER_SECONDS)
+    assert response.json()["status"] is False
+    assert cache_outage_counts()["throttle_failed_closed:read"] == before + 1
+
+
+def test_name_enquiry_fails_closed_by_default() -> None:
+    from django.conf import settings as django_settings
+
+    assert "name_enquiry" in django_settings.THROTTLE_FAIL_CLOSED_SCOPES
+    assert "write" not in django_settings.THROTTLE_FAIL_CLOSED_SCOPES
+    assert "read" not in django_settings.THROTTLE_FAIL_CLOSED_SCOPES

@@ -1,5 +1,5 @@
-"""Real processes for the linearizability tests: gunicorn as the Procfile runs it (gthread, two
-workers with four threads each), one Celery worker, and the Paystack-like server from
+"""Real processes for the linearizability tests: gunicorn as the Procfile runs it (two web
+processes with four view threads each), one Celery worker, and the Paystack-like server from
 ``tests/faults``, all on the pytest test database.
 
 Redis: ``LINEARIZABILITY_REDIS_URL`` (default ``redis://127.0.0.1:6379/9``), a database of
