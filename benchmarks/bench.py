@@ -4,20 +4,24 @@ minutes apart, so it holds on a noisy machine.
 
 Steps: a fresh ``bench`` database (migrated, then filled with SQL: 1,000 funded wallets and one
 wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by
-pgbench on a copy of that database (M1's denominator); gunicorn + a Celery worker on Redis;
+pgbench on a copy of that database (M1's denominator); gunicorn + the Procfile's Celery
+workers (the money ``worker`` and the ``webhooks`` pool, each on its queues) on Redis;
 wrk runs (M1, M3, M4, M7, M8, M10); a py-spy profile of the create path; the gate once the
 worker has drained. Results: ``benchmarks/results/latest.json`` and ``latest.md``.
 This module runs the steps in order; each lives in ``benchmarks/harness/`` (see its
 ``__init__``). ``--help`` prints this text and runs nothing.
 
 Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres),
-BENCH_REDIS_URL (redis://127.0.0.1:6379/10), BENCH_DURATION (seconds per run, 12),
-BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS (1000), BENCH_PAYOUTS
-(1000000), WEB_CONCURRENCY (2 × cores + 1), CELERY_CONCURRENCY (cores), BENCH_DRAIN_TIMEOUT
-(240), BENCH_PROFILE (1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at once; else wait
-up to that long for the load average to fall below half the cores), BENCH_WEB_CPUS and
-BENCH_WORKER_CPUS (a taskset CPU list each, e.g. 0 and 1: gunicorn and the worker on their own
-cores; default: both on every core).
+BENCH_DATABASE (bench; its pgbench copy is <name>_pgbench), BENCH_REDIS_URL
+(redis://127.0.0.1:6379/10), BENCH_DURATION (seconds per run, 12), BENCH_LIST_DURATION (8),
+BENCH_CONNECTIONS (16), BENCH_WALLETS (1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY
+(2 × cores + 1), CELERY_CONCURRENCY (the money worker's pool, cores; the webhooks pool takes
+WEBHOOK_WORKER_CONCURRENCY as the Procfile does), BENCH_DRAIN_TIMEOUT (240), BENCH_PROFILE
+(1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at once; else wait up to that long for
+the load average to fall below half the cores), BENCH_WEB_CPUS and BENCH_WORKER_CPUS (a
+taskset CPU list each, e.g. 0 and 1: gunicorn and the workers on their own cores; default:
+both on every core). A short smoke run: BENCH_DURATION=2 BENCH_LIST_DURATION=1
+BENCH_WALLETS=20 BENCH_PAYOUTS=2000 BENCH_PROFILE=0 (figures meaningless, gate meaningful).
 """
 
 from __future__ import annotations

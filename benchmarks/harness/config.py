@@ -42,8 +42,7 @@ class Config:
     pg_host: str = os.environ.get("BENCH_PG_HOST", "127.0.0.1")
     pg_port: int = env_int("BENCH_PG_PORT", 5432)
     pg_user: str = os.environ.get("BENCH_PG_USER", "postgres")
-    database: str = "bench"
-    pgbench_database: str = "bench_pgbench"
+    database: str = os.environ.get("BENCH_DATABASE", "bench")
     redis_url: str = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/10")
     duration: int = env_int("BENCH_DURATION", 12)
     list_duration: int = env_int("BENCH_LIST_DURATION", 8)
@@ -66,6 +65,10 @@ class Config:
     @property
     def threads(self) -> int:
         return max(1, min(self.cores, 4))
+
+    @property
+    def pgbench_database(self) -> str:
+        return f"{self.database}_pgbench"
 
     @property
     def list_merchant(self) -> int:

@@ -44,9 +44,10 @@ def cpu_snapshot(services: Services | None) -> dict[str, Any] | None:
     except OSError:
         return None
     busy = sum(int(x) for x in first) - int(first[3]) - int(first[4])  # minus idle, iowait
-    roots = {}
+    database = services.cfg.database if services is not None else "bench"
+    roots: list[tuple[str, int]] = []
     if services is not None:
-        roots = {name: process.pid for name, process in services.processes.items()}
+        roots = [(services.part(name), process.pid) for name, process in services.processes.items()]
     children: dict[int, list[int]] = {}
     for pid, (_, ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -61,12 +62,14 @@ def cpu_snapshot(services: Services | None) -> dict[str, Any] | None:
             stack.extend(children.get(pid, []))
         return seen
 
-    groups = {name: tree(pid) for name, pid in roots.items()}
+    groups: dict[str, set[int]] = {}
+    for part, pid in roots:
+        groups.setdefault(part, set()).update(tree(pid))
     pids: dict[int, tuple[str, int]] = {}
     bench_backends = {
         pid
         for pid, (comm, _, _, cmdline) in table.items()
-        if comm == "postgres" and " bench " in f"{cmdline} "
+        if comm == "postgres" and f" {database} " in f"{cmdline} "
     }
     for pid, (_comm, _, ticks, cmdline) in table.items():
         group = next((name for name, members in groups.items() if pid in members), None)

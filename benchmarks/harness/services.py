@@ -1,7 +1,8 @@
 """Starting and stopping the service's processes for the bench: gunicorn with the bench settings
-and the Celery worker, each in its own process group, optionally pinned to CPUs with taskset
-(BENCH_WEB_CPUS, BENCH_WORKER_CPUS), logging to ``var/bench/<name>.log``; and waiting until the
-web answers ``/readyz``."""
+and every Celery worker line of the Procfile (the money ``worker`` on the default queue, the
+``webhooks`` pool on its own queue), each in its own process group, optionally pinned to CPUs
+with taskset (BENCH_WEB_CPUS for the web, BENCH_WORKER_CPUS for every worker), logging to
+``var/bench/<name>.log``; and waiting until the web answers ``/readyz``."""
 
 from __future__ import annotations
 
@@ -16,9 +17,41 @@ from typing import Any
 
 from benchmarks.harness.config import ROOT, VENV_BIN, WORK, Config
 
+PROCFILE = ROOT / "Procfile"
+
+
+def procfile_workers() -> dict[str, str]:
+    """The Procfile's Celery worker lines (``celery … worker …``): name → command line."""
+    workers: dict[str, str] = {}
+    for line in PROCFILE.read_text().splitlines():
+        name, _, command = line.partition(":")
+        words = command.split()
+        if not name.startswith("#") and words[:1] == ["celery"] and "worker" in words:
+            workers[name.strip()] = command.strip()
+    return workers
+
+
+def worker_env(cfg: Config) -> dict[str, str]:
+    """The workers' environment: production settings, the money worker's pool size from
+    CELERY_CONCURRENCY (cores by default); the Procfile's lines read their queues from it."""
+    return {
+        **cfg.service_env("config.settings.production"),
+        "CELERY_CONCURRENCY": str(cfg.celery_concurrency),
+    }
+
+
+def worker_commands() -> dict[str, list[str]]:
+    """name → the command the bench starts for each Procfile worker line: the line as written
+    (its queues, pool and concurrency, expanded by the shell from ``worker_env``), so every
+    queue the service publishes to is consumed; without gossip and mingle, as before."""
+    return {
+        name: ["bash", "-c", f"exec {command} --without-gossip --without-mingle"]
+        for name, command in procfile_workers().items()
+    }
+
 
 class Services:
-    """gunicorn and the Celery worker, each in its own process group."""
+    """gunicorn and the Procfile's Celery workers, each in its own process group."""
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
@@ -46,20 +79,8 @@ class Services:
 
     def start_all(self) -> None:
         cfg = self.cfg
-        self.start(
-            "worker",
-            [
-                str(VENV_BIN / "celery"),
-                "-A",
-                "config.celery_app",
-                "worker",
-                "--loglevel=INFO",
-                f"--concurrency={cfg.celery_concurrency}",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            cfg.service_env("config.settings.production"),
-        )
+        for name, command in worker_commands().items():
+            self.start(name, command, worker_env(cfg))
         self.start(
             "web",
             [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "-c", "config/gunicorn.py"],
@@ -71,6 +92,12 @@ class Services:
                 "GUNICORN_TIMEOUT": "30",
             },
         )
+
+    @staticmethod
+    def part(name: str) -> str:
+        """The part of the stack a process counts as in the CPU figures: the web, or the worker
+        (every Celery pool)."""
+        return "web" if name == "web" else "worker"
 
     def check_alive(self) -> None:
         for name, process in self.processes.items():

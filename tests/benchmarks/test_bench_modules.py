@@ -1,6 +1,7 @@
 """``make bench``'s modules: each imports, says what it owns and stays small; the report writer
 renders the recorded run (``benchmarks/results/latest.json``) exactly as that run wrote
-``latest.md``, and computes the same figures; ``--help`` prints the steps and starts nothing."""
+``latest.md``, and computes the same figures; ``--help`` prints the steps and starts nothing; the
+workers the bench starts consume every queue the service publishes to."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ import ast
 import importlib
 import json
 import pkgutil
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import benchmarks.harness
 from benchmarks import bench
-from benchmarks.harness.config import RESULTS_DIR
+from benchmarks.harness.config import RESULTS_DIR, Config
 from benchmarks.harness.metrics import metrics
 from benchmarks.harness.report import markdown
+from benchmarks.harness.services import worker_commands, worker_env
+from tests.celery_worker import project_queues
 
 MODULES = [
     "benchmarks.bench",
@@ -53,3 +58,24 @@ def test_help_prints_the_steps_and_runs_nothing(capsys: pytest.CaptureFixture[st
     assert bench.main(["--help"]) == 0
 
     assert "`make bench`" in capsys.readouterr().out
+
+
+def test_the_bench_workers_consume_every_queue_of_the_service() -> None:
+    env = worker_env(Config())
+    consumed: set[str] = set()
+    for command in worker_commands().values():
+        # The command as the bench's shell expands it, from the environment the bench gives it.
+        shell, flag, line = command
+        words = shlex.split(
+            subprocess.run(
+                [shell, flag, line.replace("exec ", "echo ", 1)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        assert "-Q" in words, line
+        consumed.update(words[words.index("-Q") + 1].split(","))
+
+    assert set(project_queues()) <= consumed
