@@ -1,6 +1,6 @@
 """The load generators: wrk driven by ``benchmarks/lua/bench.lua``, closed loop (each connection
-sends its next request when the last is answered) or open loop (``Run.rate``: sends on a fixed
-schedule, latency counted from the planned send), with the CPU each part used during the run;
+sends its next request when the last is answered) or open loop (``Run.rate``: send slots at a
+fixed rate, a send after its slot counted as late), with the CPU each part used during the run;
 and single JSON requests to the service (urllib) for priming, bulk and list totals."""
 
 from __future__ import annotations
