@@ -99,6 +99,12 @@ class WalletStatementParamsSerializer(serializers.Serializer):
         return attrs
 
 
+class WalletStatementCsvParamsSerializer(WalletStatementParamsSerializer):
+    """The CSV statement route's days: always CSV, so no ``format``."""
+
+    format = None
+
+
 # --- Outputs -----------------------------------------------------------------------------------
 
 

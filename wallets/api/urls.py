@@ -9,6 +9,7 @@ from wallets.api.views import (
     WalletDetailApi,
     WalletLedgerListApi,
     WalletStatementApi,
+    WalletStatementCsvApi,
 )
 
 urlpatterns = [
@@ -22,6 +23,11 @@ urlpatterns = [
         "transactions/in/merchant-wallet/statement",
         WalletStatementApi.as_view(),
         name="wallet-statement",
+    ),
+    path(
+        "transactions/in/merchant-wallet/statement/csv",
+        WalletStatementCsvApi.as_view(),
+        name="wallet-statement-csv",
     ),
     path(
         "transactions/in/merchant-wallet/alerts",
