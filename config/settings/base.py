@@ -292,7 +292,8 @@ SPECTACULAR_SETTINGS = {
     },
     # Every choice set the API answers is a named enum: a bulk payout's status beside the
     # payout's own ``status`` (which keeps ``StatusEnum``), the wallet's status, ledger entry
-    # types, a collection's payment status, channel and type.
+    # types, a collection's payment status, channel and type, a catalogue entry's status, a
+    # bulk item's result.
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "payouts.models.PayoutStatus",
         "PayoutBatchStatusEnum": "payouts.models.PayoutBatchStatus",
@@ -301,6 +302,8 @@ SPECTACULAR_SETTINGS = {
         "PaymentStatusEnum": "collections_app.models.PaymentStatus",
         "PaymentChannelEnum": "collections_app.models.Channel",
         "PaymentTypeEnum": "collections_app.models.PaymentType",
+        "CatalogueStatusEnum": "payment_items.models.CatalogueStatus",
+        "PayoutBatchItemResultEnum": "payouts.models.PayoutBatchItemResult",
     },
 }
 
