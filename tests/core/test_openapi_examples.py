@@ -22,6 +22,7 @@ from ruamel.yaml import YAML
 
 from core import ssrf
 from core.api.schema import NULL_ALTERNATIVE
+from core.api.schema_yaml import schema_yaml_dump
 from merchants.services import MerchantCreated
 from tests.payment_items.factories import PaymentItemFactory
 
@@ -157,6 +158,15 @@ def test_the_yaml_schema_reads_the_same_under_yaml_1_2(
     accepted = create["responses"]["202"]["content"]["application/json"]["examples"]["Accepted"]
     assert accepted["value"]["data"]["payout"]["amount"] == "2500.00"
     assert json.loads(json.dumps(loaded)) == schema
+
+
+@pytest.mark.parametrize(
+    "text", ["0123456789", "058", "2500.00", "1e3", "0x1F", "0o17", "true", "null", ".inf", "+1"]
+)
+def test_a_string_a_yaml_1_2_reader_would_take_for_another_type_is_quoted(text: str) -> None:
+    value = {"text": text, "number": 7, "decimal": 2.5, "flag": False, "nothing": None}
+    loaded = YAML(typ="safe", pure=True).load(io.StringIO(schema_yaml_dump(value).decode()))
+    assert loaded == value
 
 
 # --- the examples against the server ------------------------------------------------------------
@@ -316,6 +326,18 @@ def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) ->
     assert events["data"]["items"], "the paid collection's event"
     event = f"{API}/events/{{event_id}}"
     checked.call("get", event, path=event.format(event_id=events["data"]["items"][0]["id"]))
+
+
+def test_the_csv_statement_answers_csv_whatever_the_accept_header_and_errors_as_json(
+    test_client: APIClient,
+) -> None:
+    path = f"{API}/transactions/in/merchant-wallet/statement/csv"
+    answer = test_client.get(path, {"from_date": "2026-03-01"}, HTTP_ACCEPT="application/json")
+    assert (answer.status_code, answer["Content-Type"]) == (200, "text/csv; charset=utf-8")
+    refused = test_client.get(path, {"from_date": "2026-02-30"}, HTTP_ACCEPT="text/csv")
+    assert (refused.status_code, refused["Content-Type"]) == (400, "application/json")
+    assert refused.json()["status"] is False
+    assert "from_date" in refused.json()["message"]
 
 
 @pytest.mark.usefixtures("_public_dns")
