@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from openapi_schema_validator import OAS30Validator
+from openapi_spec_validator import OpenAPIV30SpecValidator
 from rest_framework.test import APIClient
 from ruamel.yaml import YAML
 
@@ -76,6 +77,12 @@ def _string_properties(schema: dict[str, Any]) -> Iterator[tuple[str, str, dict[
     for component, node in schema["components"]["schemas"].items():
         for name, prop in node.get("properties", {}).items():
             yield component, name, prop
+
+
+def test_the_schema_is_a_valid_openapi_3_0_document(schema: dict[str, Any]) -> None:
+    assert schema["openapi"].startswith("3.0.")
+    errors = [error.message for error in OpenAPIV30SpecValidator(schema).iter_errors()]
+    assert errors == []
 
 
 def test_every_example_validates_strictly_against_its_own_schema(schema: dict[str, Any]) -> None:
