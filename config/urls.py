@@ -7,13 +7,10 @@ from django.forms import Form
 from django.http import HttpRequest
 from django.urls import include, path, re_path
 from django_otp.admin import OTPAdminAuthenticationForm, OTPAdminSite
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerView,
-)
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
 from config import health
+from core.api.schema_yaml import SchemaApi
 from core.api.views import api_route_not_found
 
 
@@ -42,7 +39,7 @@ admin.site.__class__ = StaffAdminSite
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaApi.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("admin/", admin.site.urls),

@@ -70,7 +70,7 @@ STATUS_EXAMPLES = [
         "Paid",
         {
             "reference": REFERENCE,
-            "payment_status": "successful",
+            "payment_status": "paid",
             "amount": "7000.00",
             "payment_item": PAYMENT_ITEM_DETAIL_EXAMPLE,
             "customer": _CUSTOMER,
@@ -89,7 +89,7 @@ SEARCH_DATA_EXAMPLE: dict[str, Any] = {
     "amount_paid": "7205.00",
     "amount_to_be_paid": "7205.00",
     "transaction_fee": "205.00",
-    "payment_status": "successful",
+    "payment_status": "paid",
     "payment_channel": "card",
     "payment_type": "payment_item",
     "paid_at": "2026-03-02T10:04:51.220000+01:00",
@@ -125,7 +125,7 @@ SEARCH_EXAMPLES = [response_example("Paid by card", SEARCH_DATA_EXAMPLE, "Transa
 COMPLETE_EXAMPLES = [
     request_example("Paid", {"outcome": "paid"}),
     request_example("Failed", {"outcome": "failed"}),
-    response_example("Marked paid", SEARCH_DATA_EXAMPLE, "Transaction marked successful"),
+    response_example("Marked paid", SEARCH_DATA_EXAMPLE, "Transaction marked paid"),
 ]
 
 PAYSTACK_WEBHOOK_EXAMPLES = [
@@ -147,7 +147,7 @@ PAYSTACK_WEBHOOK_EXAMPLES = [
     ),
     response_example(
         "Processed",
-        {"reference": REFERENCE, "payment_status": "successful"},
+        {"reference": REFERENCE, "payment_status": "paid"},
         "Event processed",
     ),
 ]

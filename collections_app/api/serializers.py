@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from collections_app.models import Channel, CollectionTransaction
+from collections_app.models import Channel, CollectionTransaction, PaymentStatus, PaymentType
 from collections_app.services import CONFIRMATION_OUTCOMES, CustomerInfo, SubaccountAmount
 from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import MAX_AMOUNT
@@ -157,11 +157,20 @@ class PaymentInstructionsSerializer(serializers.Serializer):
     amount = MoneyField(source="amount_to_be_paid")
 
 
+def _payment_status_field() -> serializers.ChoiceField:
+    """``payment_status`` as answered: one of the ``PaymentStatus`` values (``paid``, never
+    ``successful``)."""
+    return serializers.ChoiceField(
+        choices=PaymentStatus.choices,
+        help_text="pending until the customer pays; then paid, failed, cancelled or expired",
+    )
+
+
 class TransactionInitializeOutputSerializer(serializers.Serializer):
     """The seven fields of every initialization answer; bank transfers add
     ``payment_instructions``."""
 
-    payment_status = serializers.CharField()
+    payment_status = _payment_status_field()
     authorization_url = serializers.CharField(allow_null=True)
     amount = MoneyField()
     amount_to_be_paid = MoneyField()
@@ -195,7 +204,7 @@ class BusinessOutputSerializer(serializers.Serializer):
 
 class TransactionStatusOutputSerializer(serializers.Serializer):
     reference = serializers.CharField()
-    payment_status = serializers.CharField()
+    payment_status = _payment_status_field()
     amount = MoneyField()
     payment_item = PaymentItemDetailOutputSerializer()
     customer = CustomerOutputSerializer()
@@ -220,9 +229,9 @@ class TransactionSearchOutputSerializer(serializers.Serializer):
     amount_paid = MoneyField()
     amount_to_be_paid = MoneyField()
     transaction_fee = MoneyField()
-    payment_status = serializers.CharField()
-    payment_channel = serializers.CharField(source="channel")
-    payment_type = serializers.CharField()
+    payment_status = _payment_status_field()
+    payment_channel = serializers.ChoiceField(source="channel", choices=Channel.choices)
+    payment_type = serializers.ChoiceField(choices=PaymentType.choices)
     paid_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
     initiation_time = serializers.DateTimeField()

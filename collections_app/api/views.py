@@ -91,10 +91,11 @@ class TransactionStatusApi(ForbiddenMerchantApi):
         operation_id="transactions_check_status",
         summary="Check a collection transaction's status",
         description=(
-            "The payment status of one transaction by its reference (ours, TXN_…, or your "
-            "transaction_reference): pending, successful, failed, cancelled or expired, with "
-            "the payment item, the customer and the business. Check it before you fulfil an "
-            "order: a callback alone proves nothing. An unknown reference is a 400."
+            "The payment status of one transaction by our reference (TXN_…, the reference "
+            "of the initialize answer; your transaction_reference is not looked up here): "
+            "pending, paid, failed, cancelled or expired, with the payment item, the customer "
+            "and the business. Check it before you fulfil an order: a callback alone proves "
+            "nothing. An unknown reference is a 400 (Transaction not found)."
         ),
         examples=examples.STATUS_EXAMPLES,
         responses=TransactionStatusOutputSerializer,
@@ -118,9 +119,10 @@ class TransactionSearchApi(ForbiddenMerchantApi):
         operation_id="transactions_search",
         summary="Everything about one collection transaction",
         description=(
-            "The whole record of one transaction by its reference: amounts (paid, to be paid, "
-            "fee), channel, gateway, attempts, the revenue split, the payment item, customer "
-            "and business. An unknown reference is a 404."
+            "The whole record of one transaction by our reference (TXN_…): amounts (paid, to "
+            "be paid, fee), payment_status (pending, paid, failed, cancelled or expired), "
+            "channel, gateway, attempts, the revenue split, the payment item, customer and "
+            "business. An unknown reference is a 404."
         ),
         examples=examples.SEARCH_EXAMPLES,
         responses=TransactionSearchOutputSerializer,
@@ -148,7 +150,9 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
         description=(
             "Test mode only. Settles a pending test transaction as the provider's confirmation "
             "would: the same status change, callback and signed webhook a real payment gives. "
-            "A transaction already final is a 409; a live key gets 404."
+            "The answer is the transaction's whole record, with the message Transaction "
+            "marked paid (or failed, cancelled). A transaction already final is a 409; a live "
+            "key gets 404."
         ),
         examples=examples.COMPLETE_EXAMPLES,
         request=TestHelperCompleteInputSerializer,
@@ -219,7 +223,7 @@ class PaystackWebhookApi(APIView):
                     "nullable": True,
                     "properties": {
                         "reference": {"type": "string"},
-                        "payment_status": {"type": "string"},
+                        "payment_status": {"$ref": "#/components/schemas/PaymentStatusEnum"},
                     },
                     "required": ["reference", "payment_status"],
                 },

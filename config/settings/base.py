@@ -308,13 +308,29 @@ SPECTACULAR_SETTINGS = {
     },
     # One tag per part of the API, in reading order; each view names its own.
     "TAGS": API_TAGS,
+    # drf-spectacular's enum naming first, then nullable references in a form strict
+    # OpenAPI 3.0 validators accept (core/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.schema.nullable_references_postprocess",
+    ],
     "APPEND_COMPONENTS": {
         "schemas": SCHEMA_COMPONENTS,
     },
-    # A bulk payout's status beside the payout's own ``status`` (which keeps ``StatusEnum``).
+    # Every choice set the API answers is a named enum: a bulk payout's status beside the
+    # payout's own ``status`` (which keeps ``StatusEnum``), the wallet's status, ledger entry
+    # types, a collection's payment status, channel and type, a catalogue entry's status, a
+    # bulk item's result.
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "payouts.models.PayoutStatus",
         "PayoutBatchStatusEnum": "payouts.models.PayoutBatchStatus",
+        "WalletStatusEnum": "wallets.models.WalletStatus",
+        "LedgerEntryTypeEnum": "wallets.models.LedgerEntryType",
+        "PaymentStatusEnum": "collections_app.models.PaymentStatus",
+        "PaymentChannelEnum": "collections_app.models.Channel",
+        "PaymentTypeEnum": "collections_app.models.PaymentType",
+        "CatalogueStatusEnum": "payment_items.models.CatalogueStatus",
+        "PayoutBatchItemResultEnum": "payouts.models.PayoutBatchItemResult",
     },
 }
 

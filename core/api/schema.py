@@ -110,3 +110,37 @@ class EnvelopeAutoSchema(AutoSchema):
         for status_code in sorted(extra):
             responses.setdefault(str(status_code), _error_response(status_code, ERROR_ENVELOPE_REF))
         return operation
+
+
+NULL_ALTERNATIVE: dict[str, Any] = {"type": "object", "nullable": True, "enum": [None]}
+
+
+def _nullable_reference_rewrite(node: Any) -> Any:
+    """``{allOf: [{$ref}], nullable: true}`` as OpenAPI 3.0 validators read it strictly.
+
+    In 3.0 ``nullable`` widens only the ``type`` beside it, and the ``allOf`` still applies the
+    referenced (non-nullable) schema to a null, so strict validators refuse a null there. The
+    form 3.0 allows is a choice between the reference and a schema that admits null alone."""
+    if isinstance(node, list):
+        return [_nullable_reference_rewrite(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    rewritten = {key: _nullable_reference_rewrite(value) for key, value in node.items()}
+    all_of = rewritten.get("allOf")
+    if (
+        rewritten.get("nullable") is True
+        and "type" not in rewritten
+        and isinstance(all_of, list)
+        and len(all_of) == 1
+        and set(all_of[0]) == {"$ref"}
+    ):
+        del rewritten["nullable"], rewritten["allOf"]
+        rewritten["oneOf"] = [all_of[0], dict(NULL_ALTERNATIVE)]
+    return rewritten
+
+
+def nullable_references_postprocess(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every nullable reference in a strict 3.0 form."""
+    return _nullable_reference_rewrite(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import MoneyField
+from payment_items.models import CatalogueStatus
 
 
 class FormFieldOutputSerializer(serializers.Serializer):
@@ -18,7 +19,9 @@ class FormFieldOutputSerializer(serializers.Serializer):
 class CategoryListDetailsSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    status = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=CatalogueStatus.choices, help_text="1 active, 0 inactive"
+    )
 
 
 class CategoryDetailsSerializer(CategoryListDetailsSerializer):
@@ -48,7 +51,9 @@ class PaymentItemListOutputSerializer(serializers.Serializer):
     category_details = CategoryListDetailsSerializer(source="category")
     sub_category = serializers.IntegerField(source="sub_category_id")
     sub_category_details = CategoryListDetailsSerializer(source="sub_category")
-    status = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=CatalogueStatus.choices, help_text="1 active, 0 inactive"
+    )
     is_deleted = serializers.BooleanField()
     allow_quick_print = serializers.BooleanField()
     created_at = serializers.DateTimeField()

@@ -135,12 +135,19 @@ DETAIL_EXAMPLES = [
 
 
 def requery_examples(
-    success_message: str, failed_message: str, ambiguous_message: str
+    success_message: str, failed_message: str, ambiguous_message: str, pending_message: str
 ) -> list[OpenApiExample]:
     return [
         response_example("Completed", PAYOUT_SUCCESSFUL_EXAMPLE, success_message),
         response_example("Failed, funds released", PAYOUT_FAILED_EXAMPLE, failed_message),
         response_example("Not yet conclusive", PAYOUT_AMBIGUOUS_EXAMPLE, ambiguous_message, 202),
+        response_example(
+            "Still processing",
+            PAYOUT_EXAMPLE,
+            pending_message,
+            202,
+            description="Not yet sent to the bank, or sent and still pending there.",
+        ),
     ]
 
 

@@ -251,12 +251,17 @@ class PayoutRequeryApi(MerchantApi):
             "unknown payout."
         ),
         examples=examples.requery_examples(
-            REQUERY_SUCCESS_MESSAGE, REQUERY_FAILED_MESSAGE, REQUERY_AMBIGUOUS_MESSAGE
+            REQUERY_SUCCESS_MESSAGE,
+            REQUERY_FAILED_MESSAGE,
+            REQUERY_AMBIGUOUS_MESSAGE,
+            REQUERY_PENDING_MESSAGE,
         ),
         request=None,
         responses={
             200: PayoutOutputSerializer,
-            202: OpenApiResponse(PayoutOutputSerializer, description="still not conclusive"),
+            202: OpenApiResponse(
+                PayoutOutputSerializer, description="still processing or not yet conclusive"
+            ),
         },
     )
     def post(self, request: Request, payout_id: int) -> EnvelopeResponse:

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
 from core.money import CURRENCY_NGN
+from wallets.models import LedgerEntryType, WalletStatus
 
 _ISO_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
@@ -99,6 +100,12 @@ class WalletStatementParamsSerializer(serializers.Serializer):
         return attrs
 
 
+class WalletStatementCsvParamsSerializer(WalletStatementParamsSerializer):
+    """The CSV statement route's days: always CSV, so no ``format``."""
+
+    format = None
+
+
 # --- Outputs -----------------------------------------------------------------------------------
 
 
@@ -110,7 +117,7 @@ class StaticAccountOutputSerializer(serializers.Serializer):
 
 class WalletOutputSerializer(serializers.Serializer):
     currency = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=WalletStatus.choices)
     available_balance = MoneyField()
     reserved_balance = MoneyField()
     static_account = StaticAccountOutputSerializer(source="*")
@@ -127,7 +134,7 @@ class WalletAlertsOutputSerializer(serializers.Serializer):
 
 class LedgerEntryOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    entry_type = serializers.CharField()
+    entry_type = serializers.ChoiceField(choices=LedgerEntryType.choices)
     amount = MoneyField()
     fee_amount = MoneyField()
     available_delta = MoneyField()

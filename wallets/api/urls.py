@@ -12,6 +12,7 @@ from wallets.api.views import (
     WalletDetailApi,
     WalletLedgerListApi,
     WalletStatementApi,
+    WalletStatementCsvApi,
 )
 
 urlpatterns = [
@@ -25,6 +26,11 @@ urlpatterns = [
         "transactions/in/merchant-wallet/statement",
         WalletStatementApi.as_view(),
         name="wallet-statement",
+    ),
+    path(
+        "transactions/in/merchant-wallet/statement/csv",
+        WalletStatementCsvApi.as_view(),
+        name="wallet-statement-csv",
     ),
     path(
         "transactions/in/merchant-wallet/alerts",

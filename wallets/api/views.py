@@ -44,6 +44,7 @@ from wallets.api.serializers import (
     WalletAlertsInputSerializer,
     WalletAlertsOutputSerializer,
     WalletOutputSerializer,
+    WalletStatementCsvParamsSerializer,
     WalletStatementOutputSerializer,
     WalletStatementParamsSerializer,
 )
@@ -303,6 +304,35 @@ class WalletStatementApi(MerchantApi):
             request.accepted_renderer = renderer
             request.accepted_media_type = renderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
+
+
+class WalletStatementCsvApi(WalletStatementApi):
+    """The statement as its CSV attachment whatever the Accept header says: one operation with
+    one ``text/csv`` answer, so a generated client reads it as text. Errors stay the JSON
+    envelope."""
+
+    renderer_classes = [StatementCsvRenderer]
+
+    @extend_schema(
+        operation_id="merchant_wallet_statement_csv",
+        summary="Daily settlement statement as CSV",
+        parameters=[WalletStatementCsvParamsSerializer],
+        responses={(200, "text/csv"): OpenApiTypes.STR},
+        description=(
+            "The daily settlement statement as a CSV attachment (one row per Africa/Lagos day "
+            "and a totals row), the same figures as the JSON statement, whatever the Accept "
+            f"header. from_date to to_date covers at most {STATEMENT_MAX_DAYS} days and ends "
+            "no later than today; errors are the JSON envelope."
+        ),
+    )
+    def get(self, request: Request) -> HttpResponseBase:
+        return super().get(request)
+
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[BaseRenderer, str]:
+        renderer = StatementCsvRenderer()
+        return renderer, renderer.media_type
 
 
 class BankListApi(MerchantApi):
