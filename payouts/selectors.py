@@ -11,11 +11,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import Count, Model, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import TruncDate
 
 from core.api.pagination import Page, page_items
 from core.dates import local_isoformat
+from core.db import quoted_column, quoted_table
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
 from payouts.models import (
@@ -185,41 +186,49 @@ def _count_window(
 @dataclass
 class _TotalStatement:
     """The list total's one statement, built term by term: ``SELECT a + b - c``, each term a
-    scalar subquery of one wallet (and status). Written by hand, from names and placeholders
-    only (every value is a parameter): the ORM took several times the database's own time to
-    compile the total, on every page."""
+    scalar subquery of one wallet (and status). Written by hand, from the models' table and
+    column names and placeholders only (every value is a parameter): the ORM took several
+    times the database's own time to compile the total, on every page."""
 
     wallet_id: int
     status: str | None
     terms: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
 
-    def _where(self, extra: list[str], extra_params: list[Any]) -> str:
-        where = ["wallet_id = %s", *(["status = %s"] if self.status else []), *extra]
+    def _where(self, model: type[Model], extra: list[str], extra_params: list[Any]) -> str:
+        where = [
+            f"{quoted_column(model, 'wallet', connection)} = %s",
+            *([f"{quoted_column(model, 'status', connection)} = %s"] if self.status else []),
+            *extra,
+        ]
         self.params.extend([self.wallet_id, *([self.status] if self.status else []), *extra_params])
         return " AND ".join(where)
 
     def add_days(self, days: list[tuple[str, date]]) -> None:
         """The counts and the unfolded changes of the days ``day <op> bound`` for each pair."""
         adapt = connection.ops.adapt_datefield_value
-        for table, column in (
-            (PayoutDailyCount._meta.db_table, "count"),
-            (PayoutCountChange._meta.db_table, "delta"),
-        ):
+        for model, summed in ((PayoutDailyCount, "count"), (PayoutCountChange, "delta")):
+            day = quoted_column(model, "day", connection)
             where = self._where(
-                [f"day {operator} %s" for operator, _day in days],
-                [adapt(day) for _operator, day in days],
+                model,
+                [f"{day} {operator} %s" for operator, _day in days],
+                [adapt(bound) for _operator, bound in days],
             )
             sign = " + " if self.terms else ""
-            self.terms.append(
-                f"{sign}(SELECT COALESCE(SUM({column}), 0) FROM {table} WHERE {where})"  # noqa: S608
-            )
+            total = f"COALESCE(SUM({quoted_column(model, summed, connection)}), 0)"
+            table = quoted_table(model, connection)
+            self.terms.append(f"{sign}(SELECT {total} FROM {table} WHERE {where})")  # noqa: S608
 
     def count_created(self, lower: datetime, upper: datetime, *, sign: str) -> None:
         """The payouts created in ``[lower, upper)``, added (``+``) or taken off (``-``)."""
         adapt = connection.ops.adapt_datetimefield_value
-        where = self._where(["created_at >= %s", "created_at < %s"], [adapt(lower), adapt(upper)])
-        table = Payout._meta.db_table
+        created_at = quoted_column(Payout, "created_at", connection)
+        where = self._where(
+            Payout,
+            [f"{created_at} >= %s", f"{created_at} < %s"],
+            [adapt(lower), adapt(upper)],
+        )
+        table = quoted_table(Payout, connection)
         self.terms.append(f" {sign} (SELECT COUNT(*) FROM {table} WHERE {where})")  # noqa: S608
 
     def run(self) -> int:
