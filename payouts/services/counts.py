@@ -60,6 +60,7 @@ WITH taken AS (
 SELECT count(*) FROM taken
 """  # noqa: S608 - names from the models; the one value is %s
 
+
 FOLD_ROUND_SIZE = 10_000
 
 
