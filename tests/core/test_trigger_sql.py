@@ -6,6 +6,7 @@ counts' in ``tests/payouts/test_daily_counts.py``."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -24,8 +25,43 @@ TRIGGER_MIGRATIONS = [
 ]
 
 
+# What every database that ran these migrations executed: an applied migration's SQL never
+# changes (a change goes in a new migration, with a new file).
+APPLIED_SHA256 = {
+    "audit/migrations/sql/0002_append_only.sql": (
+        "dc89d0a70892afc03d75613a765993c2629f22cc9bf632aaefd83af42a5f0616"
+    ),
+    "audit/migrations/sql/0002_append_only_drop.sql": (
+        "d80aa72f8f04d432ce734387e57eddc5e9ebe98196da7aae0446d09e073bde57"
+    ),
+    "payouts/migrations/sql/0007_payout_daily_count.sql": (
+        "f1e90b808db4c82c84ff3ec84186f68e048e4300ee8b8f56533df7cd2c7157da"
+    ),
+    "payouts/migrations/sql/0007_payout_daily_count_drop.sql": (
+        "62616e85d9fe7987d112613794b2c732bd5b9ada39918d3038b73317172be5f2"
+    ),
+    "wallets/migrations/sql/0003_ledger_append_only.sql": (
+        "528bcb68c4a54e366947e4706047857394eae14439bcfe9f3b8f9cf1a66bf643"
+    ),
+    "wallets/migrations/sql/0003_ledger_append_only_drop.sql": (
+        "871d4bfea7f6d3734c90d8ead4db21f17aafdea881e364291210a483cc9c0acc"
+    ),
+}
+
+
 def _sql(app: str, stem: str) -> str:
     return (ROOT / app / "migrations" / "sql" / f"{stem}.sql").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", sorted(APPLIED_SHA256))
+def test_the_sql_of_applied_migrations_is_what_databases_ran(path: str) -> None:
+    digest = hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
+    assert digest == APPLIED_SHA256[path], f"{path} changed: put a change in a new migration"
+
+
+def test_every_sql_file_is_pinned() -> None:
+    found = {str(path.relative_to(ROOT)) for path in ROOT.glob("*/migrations/sql/*.sql")}
+    assert found == set(APPLIED_SHA256)
 
 
 @pytest.mark.parametrize(("app", "name", "stem"), TRIGGER_MIGRATIONS)
