@@ -26,10 +26,9 @@ def _indexes(plan: dict[str, Any]) -> list[str]:
 
 
 def _kind(sql: str) -> str:
-    """``day skip`` (a deep page's whole days summed newest first), ``total`` (the per-day
-    counts summed), ``count`` (payouts counted) or ``page``."""
+    """``total`` (the per-day counts summed), ``count`` (payouts counted) or ``page``."""
     if "payouts_payoutdailycount" in sql:
-        return "day skip" if " OVER (" in sql.upper() else "total"
+        return "total"
     return "count" if "COUNT(" in sql.upper() else "page"
 
 

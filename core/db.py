@@ -28,6 +28,17 @@ from django.db.models import Field, Model
 ROWS_PER_STATEMENT = 500
 
 
+def quoted_table(model: type[Model], connection: Any) -> str:
+    """The model's table name as hand-written SQL names it (``Model._meta.db_table``, quoted)."""
+    return str(connection.ops.quote_name(model._meta.db_table))
+
+
+def quoted_column(model: type[Model], field_name: str, connection: Any) -> str:
+    """The column of the model's field ``field_name`` as hand-written SQL names it
+    (``Model._meta.get_field(name).column``, quoted: ``wallet`` is ``"wallet_id"``)."""
+    return str(connection.ops.quote_name(model._meta.get_field(field_name).column))
+
+
 def rows_update(objs: Sequence[Model], fields: Sequence[str], *, using: str | None = None) -> int:
     """Writes ``fields`` of every object in ``objs`` (all of one model, all saved) to its row,
     in one statement per ``ROWS_PER_STATEMENT`` objects; returns how many rows were updated."""

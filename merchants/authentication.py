@@ -1,5 +1,6 @@
-"""Bearer secret-key authentication. ``request.user`` is the merchant, ``request.auth`` the key
-(``request.auth.wallet``: the merchant's wallet of the key's mode, read in the same query)."""
+"""Bearer secret-key authentication. ``request.user`` is the merchant, ``request.auth`` the
+``merchants.selectors.ActiveKey``: the key, its merchant and the merchant's wallet of the key's
+mode, read in one query (``request.auth.wallet``; its ``pk`` and ``mode`` are the key's)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ class SecretKeyAuthentication(BaseAuthentication):
         credential = credential.strip()
         if scheme.lower() != self.keyword or not credential or " " in credential:
             raise AuthenticationFailed(UNAUTHORIZED_MESSAGE)
-        secret_key = secret_key_get_active(plaintext=credential)
-        if secret_key is None:
+        active = secret_key_get_active(plaintext=credential)
+        if active is None:
             raise AuthenticationFailed(UNAUTHORIZED_MESSAGE)
-        return secret_key.merchant, secret_key
+        return active.merchant, active
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'

@@ -1,13 +1,36 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from django.db import connections, router
 
-from core.db import ModelRow
+from core.db import ModelRow, quoted_column, quoted_table
 from merchants.keys import secret_key_hash
 from merchants.models import Merchant, SecretKey
+
+if TYPE_CHECKING:
+    from wallets.models import Wallet
+
+
+@dataclass(frozen=True)
+class ActiveKey:
+    """An active secret key as a request authenticates with it: the key, its merchant and the
+    merchant's wallet of the key's mode (None if the merchant has none). DRF's ``request.auth``;
+    ``pk`` and ``mode`` are the key's, so what reads a key's id or mode reads them here too."""
+
+    key: SecretKey
+    merchant: Merchant
+    wallet: Wallet | None
+
+    @property
+    def pk(self) -> int:
+        return int(self.key.pk)
+
+    @property
+    def mode(self) -> str:
+        return str(self.key.mode)
 
 
 @cache
@@ -20,29 +43,40 @@ def _active_key_rows() -> tuple[ModelRow, ModelRow, ModelRow]:
 
 @cache
 def _active_key_sql(alias: str) -> str:
+    """The lookup's text, every table and column named from the models' metadata; one
+    parameter, the key's hash."""
     key, merchant, wallet = _active_key_rows()
     connection = connections[alias]
-    quote = connection.ops.quote_name
-    tables = {row.alias: quote(row.model._meta.db_table) for row in (key, merchant, wallet)}
+    wallet_model = wallet.model
+
+    def k(name: str) -> str:
+        return "k." + quoted_column(SecretKey, name, connection)
+
+    def m(name: str) -> str:
+        return "m." + quoted_column(Merchant, name, connection)
+
+    def w(name: str) -> str:
+        return "w." + quoted_column(wallet_model, name, connection)
+
     return (
         f"SELECT {key.columns(connection)}, {merchant.columns(connection)}, "  # noqa: S608
         f"{wallet.columns(connection)} "
-        f"FROM {tables['k']} k "
-        f"INNER JOIN {tables['m']} m ON m.id = k.merchant_id "
-        f"LEFT OUTER JOIN {tables['w']} w ON w.merchant_id = k.merchant_id AND w.mode = k.mode "
-        "WHERE k.key_hash = %s AND k.revoked_at IS NULL AND m.is_active"
+        f"FROM {quoted_table(SecretKey, connection)} k "
+        f"INNER JOIN {quoted_table(Merchant, connection)} m ON {m('id')} = {k('merchant')} "
+        f"LEFT OUTER JOIN {quoted_table(wallet_model, connection)} w "
+        f"ON {w('merchant')} = {k('merchant')} AND {w('mode')} = {k('mode')} "
+        f"WHERE {k('key_hash')} = %s AND {k('revoked_at')} IS NULL AND {m('is_active')}"
     )
 
 
-def secret_key_get_active(*, plaintext: str) -> SecretKey | None:
-    """The active key with this plaintext and its active merchant, in one query.
+def secret_key_get_active(*, plaintext: str) -> ActiveKey | None:
+    """The active key with this plaintext, its active merchant and the merchant's wallet of the
+    key's mode (a ``wallets.models.Wallet``; None if the merchant has none), in one query, so a
+    route that works on that wallet need not read it again.
 
-    The same query brings the merchant's wallet of the key's mode as ``key.wallet`` (a
-    ``wallets.models.Wallet``; None if the merchant has none), so a route that works on that
-    wallet need not read it again. Every request with a key runs it, so its statement is
-    written once per database by hand (``core.db.ModelRow``): the ORM's join with a filtered
-    relation took milliseconds to compile, many times the database's own time. The key hash
-    is unique: at most one row.
+    Every request with a key runs it, so its statement is written once per database by hand
+    (``core.db.ModelRow``): the ORM's join with a filtered relation took milliseconds to
+    compile, many times the database's own time. The key hash is unique: at most one row.
     """
     if not plaintext.startswith(("sk_test_", "sk_live_")) or len(plaintext) > 200:
         return None
@@ -57,6 +91,7 @@ def secret_key_get_active(*, plaintext: str) -> SecretKey | None:
     merchant_start = len(key_row)
     wallet_start = merchant_start + len(merchant_row)
     key = cast(SecretKey, key_row.instance(row[:merchant_start], connection))
-    key.merchant = merchant_row.instance(row[merchant_start:wallet_start], connection)
-    key.wallet = wallet_row.instance(row[wallet_start:], connection)
-    return key
+    merchant = cast(Merchant, merchant_row.instance(row[merchant_start:wallet_start], connection))
+    key.merchant = merchant  # the relation's cache: key.merchant reads no row again
+    wallet = cast("Wallet | None", wallet_row.instance(row[wallet_start:], connection))
+    return ActiveKey(key=key, merchant=merchant, wallet=wallet)

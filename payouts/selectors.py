@@ -11,11 +11,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import Count, Model, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import TruncDate
 
-from core.api.pagination import DEFERRED_JOIN_MIN_OFFSET, Page, page_items
+from core.api.pagination import Page, page_items
 from core.dates import local_isoformat
+from core.db import quoted_column, quoted_table
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
 from payouts.models import (
@@ -185,85 +186,55 @@ def _count_window(
 @dataclass
 class _TotalStatement:
     """The list total's one statement, built term by term: ``SELECT a + b - c``, each term a
-    scalar subquery of one wallet (and status); and the deep pages' day skip
-    (``whole_days_before``). Written by hand, from names and placeholders only (every value is
-    a parameter): the ORM took several times the database's own time to compile the total, on
-    every page."""
+    scalar subquery of one wallet (and status). Written by hand, from the models' table and
+    column names and placeholders only (every value is a parameter): the ORM took several
+    times the database's own time to compile the total, on every page."""
 
     wallet_id: int
     status: str | None
     terms: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
 
-    def _where(self, extra: list[str], extra_params: list[Any]) -> str:
-        where = ["wallet_id = %s", *(["status = %s"] if self.status else []), *extra]
+    def _where(self, model: type[Model], extra: list[str], extra_params: list[Any]) -> str:
+        where = [
+            f"{quoted_column(model, 'wallet', connection)} = %s",
+            *([f"{quoted_column(model, 'status', connection)} = %s"] if self.status else []),
+            *extra,
+        ]
         self.params.extend([self.wallet_id, *([self.status] if self.status else []), *extra_params])
         return " AND ".join(where)
 
     def add_days(self, days: list[tuple[str, date]]) -> None:
         """The counts and the unfolded changes of the days ``day <op> bound`` for each pair."""
         adapt = connection.ops.adapt_datefield_value
-        for table, column in (
-            (PayoutDailyCount._meta.db_table, "count"),
-            (PayoutCountChange._meta.db_table, "delta"),
-        ):
+        for model, summed in ((PayoutDailyCount, "count"), (PayoutCountChange, "delta")):
+            day = quoted_column(model, "day", connection)
             where = self._where(
-                [f"day {operator} %s" for operator, _day in days],
-                [adapt(day) for _operator, day in days],
+                model,
+                [f"{day} {operator} %s" for operator, _day in days],
+                [adapt(bound) for _operator, bound in days],
             )
             sign = " + " if self.terms else ""
-            self.terms.append(
-                f"{sign}(SELECT COALESCE(SUM({column}), 0) FROM {table} WHERE {where})"  # noqa: S608
-            )
+            total = f"COALESCE(SUM({quoted_column(model, summed, connection)}), 0)"
+            table = quoted_table(model, connection)
+            self.terms.append(f"{sign}(SELECT {total} FROM {table} WHERE {where})")  # noqa: S608
 
     def count_created(self, lower: datetime, upper: datetime, *, sign: str) -> None:
         """The payouts created in ``[lower, upper)``, added (``+``) or taken off (``-``)."""
         adapt = connection.ops.adapt_datetimefield_value
-        where = self._where(["created_at >= %s", "created_at < %s"], [adapt(lower), adapt(upper)])
-        table = Payout._meta.db_table
+        created_at = quoted_column(Payout, "created_at", connection)
+        where = self._where(
+            Payout,
+            [f"{created_at} >= %s", f"{created_at} < %s"],
+            [adapt(lower), adapt(upper)],
+        )
+        table = quoted_table(Payout, connection)
         self.terms.append(f" {sign} (SELECT COUNT(*) FROM {table} WHERE {where})")  # noqa: S608
 
     def run(self) -> int:
         with connection.cursor() as cursor:
             cursor.execute("SELECT " + "".join(self.terms), self.params)
             return int(cursor.fetchone()[0])
-
-    def whole_days_before(
-        self, *, days: list[tuple[str, date]], cut: tuple[datetime, datetime] | None, offset: int
-    ) -> tuple[date | str, int] | None:
-        """``(day, rows)``: the oldest of the days ``day <op> bound`` for each pair in ``days``
-        such that the payouts of it and every newer one, plus those created in ``cut``
-        (``[lower, upper)``, or none), are ``rows`` and no more than ``offset``; None if not
-        even the newest fits."""
-        # Parameters in the order of the statement's text: the cut's count, then the days.
-        cut_count = "0"
-        if cut is not None:
-            adapt = connection.ops.adapt_datetimefield_value
-            where = self._where(
-                ["created_at >= %s", "created_at < %s"], [adapt(cut[0]), adapt(cut[1])]
-            )
-            cut_count = f"(SELECT COUNT(*) FROM {Payout._meta.db_table} WHERE {where})"  # noqa: S608
-        adapt_day = connection.ops.adapt_datefield_value
-        day_where = [f"day {operator} %s" for operator, _day in days]
-        day_params = [adapt_day(day) for _operator, day in days]
-        parts = []
-        for table, column in (
-            (PayoutDailyCount._meta.db_table, "count"),
-            (PayoutCountChange._meta.db_table, "delta"),
-        ):
-            where = self._where(day_where, day_params)
-            parts.append(f"SELECT day, {column} AS n FROM {table} WHERE {where}")  # noqa: S608
-        self.params.append(offset)
-        sql = (
-            f"SELECT day, newer FROM (SELECT day, {cut_count} "  # noqa: S608
-            "+ SUM(SUM(n)) OVER (ORDER BY day DESC) AS newer "
-            f"FROM ({' UNION ALL '.join(parts)}) AS counts GROUP BY day) AS days "
-            "WHERE newer <= %s ORDER BY day LIMIT 1"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self.params)
-            row = cursor.fetchone()
-        return None if row is None else (row[0], row[1])
 
 
 def _window_edge(
@@ -323,56 +294,6 @@ def payout_list_total(*, wallet_id: int | None, filters: PayoutListFilters | Non
     return total.run()
 
 
-# From this offset on, a page of the list skips the whole days before it by their counts
-# instead of walking the index over every payout before it (``payout_list_page``).
-DAY_SKIP_MIN_OFFSET = DEFERRED_JOIN_MIN_OFFSET
-
-
-@dataclass(frozen=True)
-class _DaySkip:
-    """The list's payouts created at or after ``before`` are ``rows`` of them, all before the
-    page: the page is read among the older ones, ``rows`` fewer deep."""
-
-    before: datetime
-    rows: int
-
-
-def _as_date(value: date | str) -> date:
-    return value if isinstance(value, date) else date.fromisoformat(value)
-
-
-def _whole_days_skip(*, wallet_id: int, filters: PayoutListFilters, offset: int) -> _DaySkip | None:
-    """The oldest day start ``B`` inside the creation window such that the payouts listed
-    from ``B`` on are no more than ``offset``, and how many they are, in one statement: the
-    per-day counts of the whole days inside the window, summed newest first (a window
-    function), plus the payouts counted directly on the part of a day the window's end cuts.
-    None when no whole day lies inside the window or none fits before the offset."""
-    window = _count_window(filters)
-    if window is None:
-        return None
-    start, stop = window
-    # The newest whole day ends at ``upper``; the window's part of the day above it, if its
-    # end cuts a day, is counted from the payouts.
-    upper, cut = stop, None
-    if stop is not None and stop != count_day_start(count_day(stop)):
-        upper = count_day_start(count_day(stop))
-        cut = (upper if start is None else max(upper, start), stop)
-    days: list[tuple[str, date]] = []
-    if start is not None:
-        first = count_day(start)
-        days.append((">=", first if start == count_day_start(first) else first + _ONE_DAY))
-    if upper is not None:
-        days.append(("<", count_day(upper)))
-    if start is not None and upper is not None and upper <= start:
-        return None
-    statement = _TotalStatement(wallet_id=wallet_id, status=filters.status)
-    row = statement.whole_days_before(days=days, cut=cut, offset=offset)
-    if row is None:
-        return None
-    day, rows = row
-    return _DaySkip(before=count_day_start(_as_date(day)), rows=int(rows))
-
-
 def payout_list_page(
     *,
     merchant: Merchant,
@@ -381,34 +302,15 @@ def payout_list_page(
     filters: PayoutListFilters | None = None,
     page: int,
     limit: int,
-    day_skip_min_offset: int = DAY_SKIP_MIN_OFFSET,
 ) -> Page:
-    """One page of ``payout_list`` with its exact ``total`` (``payout_list_total``).
-
-    A page from ``day_skip_min_offset`` on (without ``reference`` or ``batch_id``) is read
-    among the payouts created before the newest whole days that lie wholly before it, which
-    the per-day counts say how many: the database walks the index over at most about a day's
-    payouts to reach the page, not over every payout before it. On PostgreSQL the counts, the
-    total and the page are read in one snapshot.
-    """
+    """One page of ``payout_list`` with its exact ``total`` (``payout_list_total``); a page past
+    the total is not read. Deep pages are read by ``OFFSET`` with the deferred join
+    (``core.api.pagination.page_items``)."""
     filters = filters or PayoutListFilters()
     rows = payout_list(merchant=merchant, mode=mode, filters=filters)
     offset = (page - 1) * limit
-    with _one_snapshot(enabled=offset >= day_skip_min_offset):
-        total = payout_list_total(wallet_id=wallet_id, filters=filters)
-        items: list[Any] = []
-        if offset < total:
-            skip = None
-            if (
-                wallet_id is not None
-                and offset >= day_skip_min_offset
-                and not filters.reference
-                and filters.batch_id is None
-            ):
-                skip = _whole_days_skip(wallet_id=wallet_id, filters=filters, offset=offset)
-            if skip is not None:
-                rows, offset = rows.filter(created_at__lt=skip.before), offset - skip.rows
-            items = page_items(rows, offset=offset, limit=limit)
+    total = payout_list_total(wallet_id=wallet_id, filters=filters)
+    items = page_items(rows, offset=offset, limit=limit) if offset < total else []
     return Page(items=items, page=page, limit=limit, total=total)
 
 
@@ -444,10 +346,10 @@ def payout_counts_stored() -> dict[tuple[int, str, date], int]:
 
 
 @contextmanager
-def _one_snapshot(*, enabled: bool = True) -> Iterator[None]:
-    """Outside any transaction (and when ``enabled``): a REPEATABLE READ transaction, so the
-    reads inside see the same writes."""
-    if not enabled or connection.in_atomic_block:
+def _one_snapshot() -> Iterator[None]:
+    """Outside any transaction: a REPEATABLE READ transaction, so the reads inside see the same
+    writes."""
+    if connection.in_atomic_block:
         yield
         return
     with transaction.atomic(), connection.cursor() as cursor:

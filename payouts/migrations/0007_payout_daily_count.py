@@ -12,98 +12,15 @@ A payout's day is its creation instant's calendar day at UTC+01:00, Lagos time (
 daylight saving), written the same way here and in ``payouts.selectors.count_day``: the UTC
 instant plus one hour, then its date. The counts of the payouts already there are written while
 writes to the table wait (``SHARE ROW EXCLUSIVE`` until the migration commits), so none is
-counted twice or missed.
+counted twice or missed. The SQL lives in sql/ beside this file, each file run as one statement.
 """
+
+from pathlib import Path
 
 from django.db import migrations, models
 import django.db.models.deletion
 
-PG_DAY_NEW = "((n.created_at AT TIME ZONE 'UTC') + interval '1 hour')::date"
-PG_DAY_OLD = "((o.created_at AT TIME ZONE 'UTC') + interval '1 hour')::date"
-PG_APPEND = "INSERT INTO payouts_payoutcountchange (wallet_id, status, day, delta)"
-PG_CHANGED = """n.status <> o.status OR n.wallet_id <> o.wallet_id
-           OR n.created_at <> o.created_at"""
-
-PG_CREATE = f"""
-LOCK TABLE payouts_payout IN SHARE ROW EXCLUSIVE MODE;
-
-CREATE OR REPLACE FUNCTION payouts_payout_count_insert() RETURNS trigger AS $$
-BEGIN
-    {PG_APPEND}
-    SELECT n.wallet_id, n.status, {PG_DAY_NEW}, count(*) FROM new_rows n GROUP BY 1, 2, 3;
-    RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
-CREATE OR REPLACE FUNCTION payouts_payout_count_update() RETURNS trigger AS $$
-BEGIN
-    {PG_APPEND}
-    SELECT wallet_id, status, day, sum(delta)
-    FROM (
-        SELECT n.wallet_id, n.status, {PG_DAY_NEW} AS day, 1 AS delta
-        FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE {PG_CHANGED}
-        UNION ALL
-        SELECT o.wallet_id, o.status, {PG_DAY_OLD} AS day, -1 AS delta
-        FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE {PG_CHANGED}
-    ) AS changes
-    GROUP BY 1, 2, 3 HAVING sum(delta) <> 0;
-    RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
-CREATE OR REPLACE FUNCTION payouts_payout_count_delete() RETURNS trigger AS $$
-BEGIN
-    {PG_APPEND}
-    SELECT o.wallet_id, o.status, {PG_DAY_OLD}, -count(*) FROM old_rows o GROUP BY 1, 2, 3;
-    RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
-CREATE OR REPLACE FUNCTION payouts_payout_count_truncate() RETURNS trigger AS $$
-BEGIN
-    DELETE FROM payouts_payoutcountchange;
-    DELETE FROM payouts_payoutdailycount;
-    RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
-CREATE TRIGGER payouts_payout_count_insert AFTER INSERT ON payouts_payout
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION payouts_payout_count_insert();
-CREATE TRIGGER payouts_payout_count_update AFTER UPDATE ON payouts_payout
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION payouts_payout_count_update();
-CREATE TRIGGER payouts_payout_count_delete AFTER DELETE ON payouts_payout
-    REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION payouts_payout_count_delete();
-CREATE TRIGGER payouts_payout_count_truncate AFTER TRUNCATE ON payouts_payout
-    FOR EACH STATEMENT EXECUTE FUNCTION payouts_payout_count_truncate();
-
-DELETE FROM payouts_payoutcountchange;
-DELETE FROM payouts_payoutdailycount;
-INSERT INTO payouts_payoutdailycount (wallet_id, status, day, count)
-SELECT n.wallet_id, n.status, {PG_DAY_NEW}, count(*)
-FROM payouts_payout n GROUP BY 1, 2, 3;
-"""
-
-PG_DROP = """
-DROP TRIGGER IF EXISTS payouts_payout_count_insert ON payouts_payout;
-DROP TRIGGER IF EXISTS payouts_payout_count_update ON payouts_payout;
-DROP TRIGGER IF EXISTS payouts_payout_count_delete ON payouts_payout;
-DROP TRIGGER IF EXISTS payouts_payout_count_truncate ON payouts_payout;
-DROP FUNCTION IF EXISTS payouts_payout_count_insert();
-DROP FUNCTION IF EXISTS payouts_payout_count_update();
-DROP FUNCTION IF EXISTS payouts_payout_count_delete();
-DROP FUNCTION IF EXISTS payouts_payout_count_truncate();
-"""
-
-
-def counts_install(apps, schema_editor):
-    schema_editor.execute(PG_CREATE, params=None)
-
-
-def counts_uninstall(apps, schema_editor):
-    schema_editor.execute(PG_DROP, params=None)
+SQL = Path(__file__).resolve().parent / "sql"
 
 
 class Migration(migrations.Migration):
@@ -140,5 +57,8 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['wallet', 'status', 'day'], name='payout_count_change_idx')],
             },
         ),
-        migrations.RunPython(counts_install, counts_uninstall),
+        migrations.RunSQL(
+            [(SQL / '0007_payout_daily_count.sql').read_text(encoding='utf-8')],
+            [(SQL / '0007_payout_daily_count_drop.sql').read_text(encoding='utf-8')],
+        ),
     ]

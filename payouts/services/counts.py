@@ -3,13 +3,16 @@ the counts from the payouts."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
 from django.db import connection, transaction
 
 from audit.services import audit_record
+from core.db import quoted_column, quoted_table
 from payouts.models import (
+    Payout,
     PayoutCountChange,
     PayoutDailyCount,
 )
@@ -22,26 +25,42 @@ from payouts.selectors import (
 logger = logging.getLogger(__name__)
 
 
-# One round of the fold, in one statement. The changes taken are deleted and
-# returned (so exactly the rows summed go, and a change committed meanwhile waits for the next
-# round); their sums are added to the counts in key order; concurrent folds skip each other's
-# rows.
-_FOLD_SQL = """
-WITH taken AS (
-    DELETE FROM payouts_payoutcountchange
-    WHERE id IN (
-        SELECT id FROM payouts_payoutcountchange ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+_KEY = ("wallet", "status", "day")  # a count's key, unique in PayoutDailyCount
+
+
+@functools.cache
+def _fold_sql() -> str:
+    """One round of the fold, in one statement, named from the models' metadata. The changes
+    taken are deleted and returned (so exactly the rows summed go, and a change committed
+    meanwhile waits for the next round); their sums are added to the counts in key order;
+    concurrent folds skip each other's rows. Parameter: the round's size."""
+    changes, counts = (
+        quoted_table(PayoutCountChange, connection),
+        quoted_table(PayoutDailyCount, connection),
     )
-    RETURNING wallet_id, status, day, delta
+    change_id = quoted_column(PayoutCountChange, "id", connection)
+    key = ", ".join(quoted_column(PayoutDailyCount, name, connection) for name in _KEY)
+    change_key = ", ".join(quoted_column(PayoutCountChange, name, connection) for name in _KEY)
+    delta = quoted_column(PayoutCountChange, "delta", connection)
+    count = quoted_column(PayoutDailyCount, "count", connection)
+    return f"""
+WITH taken AS (
+    DELETE FROM {changes}
+    WHERE {change_id} IN (
+        SELECT {change_id} FROM {changes} ORDER BY {change_id} LIMIT %s FOR UPDATE SKIP LOCKED
+    )
+    RETURNING {change_key}, {delta}
 ), folded AS (
-    INSERT INTO payouts_payoutdailycount (wallet_id, status, day, count)
-    SELECT wallet_id, status, day, sum(delta) FROM taken GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-    ON CONFLICT (wallet_id, status, day)
-    DO UPDATE SET count = payouts_payoutdailycount.count + EXCLUDED.count
+    INSERT INTO {counts} ({key}, {count})
+    SELECT {change_key}, sum({delta}) FROM taken GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT ({key})
+    DO UPDATE SET {count} = {counts}.{count} + EXCLUDED.{count}
     RETURNING 1
 )
 SELECT count(*) FROM taken
-"""
+"""  # noqa: S608 - names from the models; the one value is %s
+
+
 FOLD_ROUND_SIZE = 10_000
 
 
@@ -53,7 +72,7 @@ def payout_counts_fold(*, round_size: int = FOLD_ROUND_SIZE) -> int:
     folded = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_FOLD_SQL, [round_size])
+            cursor.execute(_fold_sql(), [round_size])
             taken = cursor.fetchone()[0]
         folded += taken
         if taken < round_size:
@@ -76,11 +95,12 @@ def payout_counts_rebuild(*, actor: str) -> PayoutCountsRebuild:
     Recorded in the audit trail with the mismatches it mended. The triggers keep the counts
     from then on; this is the way back should they ever have been bypassed (a trigger
     disabled, the table restored without them)."""
+    payouts = quoted_table(Payout, connection)
+    changes = quoted_table(PayoutCountChange, connection)
+    counts = quoted_table(PayoutDailyCount, connection)
     with connection.cursor() as cursor:
-        cursor.execute("LOCK TABLE payouts_payout IN SHARE ROW EXCLUSIVE MODE")
-        cursor.execute(
-            "LOCK TABLE payouts_payoutcountchange, payouts_payoutdailycount IN EXCLUSIVE MODE"
-        )
+        cursor.execute(f"LOCK TABLE {payouts} IN SHARE ROW EXCLUSIVE MODE")
+        cursor.execute(f"LOCK TABLE {changes}, {counts} IN EXCLUSIVE MODE")
     counted = payout_counts_recount()
     mismatches = payout_counts_mismatches(counted=counted)
     PayoutCountChange.objects.all().delete()

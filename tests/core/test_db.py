@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.db import ModelRow, rows_update
+from core.db import ModelRow, quoted_column, quoted_table, rows_update
 from merchants.models import Mode
 from merchants.services import MerchantCreated
 from payouts.models import Payout, PayoutStatus
@@ -189,3 +189,9 @@ def test_model_row_reads_an_all_null_slice_as_none_and_refuses_a_wrong_width() -
     assert PAYOUT_ROW.instance([None] * len(PAYOUT_ROW), connection) is None
     with pytest.raises(ValueError, match="values for"):
         PAYOUT_ROW.instance([1], connection)
+
+
+def test_hand_written_sql_names_tables_and_columns_as_the_model_declares_them() -> None:
+    assert quoted_table(Payout, connection) == connection.ops.quote_name(Payout._meta.db_table)
+    assert quoted_column(Payout, "wallet", connection) == '"wallet_id"'
+    assert quoted_column(Payout, "created_at", connection) == '"created_at"'

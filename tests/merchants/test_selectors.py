@@ -1,11 +1,13 @@
-"""``secret_key_get_active``: the key, its merchant and the wallet of its mode, in one query."""
+"""``secret_key_get_active``: the key, its merchant and the wallet of its mode, in one
+hand-written query, held equal to the ORM's answer."""
 
 from __future__ import annotations
 
 import pytest
+from django.db.models import Model
 
-from merchants.models import Merchant, Mode
-from merchants.selectors import secret_key_get_active
+from merchants.models import Merchant, Mode, SecretKey
+from merchants.selectors import ActiveKey, secret_key_get_active
 from merchants.services import merchant_create, secret_key_rotate
 from wallets.models import Wallet
 
@@ -46,3 +48,33 @@ def test_revoked_keys_and_inactive_merchants_bring_nothing(db: None) -> None:
     assert secret_key_get_active(plaintext=created.test_key.plaintext) is None
     Merchant.objects.filter(pk=created.merchant.pk).update(is_active=False)
     assert secret_key_get_active(plaintext=created.live_key.plaintext) is None
+
+
+def _values(instance: Model | None) -> dict[str, object] | None:
+    if instance is None:
+        return None
+    return {field.attname: getattr(instance, field.attname) for field in instance._meta.fields}
+
+
+def test_the_lookup_reads_what_the_orm_reads(db: None) -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    Wallet.objects.filter(merchant=created.merchant, mode=Mode.LIVE).delete()
+    for plaintext in (created.test_key.plaintext, created.live_key.plaintext):
+        found = secret_key_get_active(plaintext=plaintext)
+        assert isinstance(found, ActiveKey)
+        key = SecretKey.objects.select_related("merchant").get(
+            pk=found.pk, revoked_at__isnull=True, merchant__is_active=True
+        )
+        wallet = Wallet.objects.filter(merchant=key.merchant, mode=key.mode).first()
+        assert _values(found.key) == _values(key)
+        assert _values(found.merchant) == _values(key.merchant)
+        assert _values(found.wallet) == _values(wallet)
+        assert (found.pk, found.mode) == (key.pk, key.mode)
+        assert found.key.merchant is found.merchant
+
+
+def test_the_key_carries_no_attribute_its_model_does_not_declare(db: None) -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    found = secret_key_get_active(plaintext=created.test_key.plaintext)
+    assert found is not None
+    assert not hasattr(found.key, "wallet")

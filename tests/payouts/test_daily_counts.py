@@ -34,7 +34,6 @@ from hypothesis.stateful import (
 )
 
 from audit.models import AuditRecord
-from core.api.pagination import Page
 from merchants.models import Mode
 from merchants.services import merchant_create
 from payouts.models import Payout, PayoutCountChange, PayoutDailyCount, PayoutStatus
@@ -44,7 +43,6 @@ from payouts.selectors import (
     count_day_start,
     payout_counts_mismatches,
     payout_list,
-    payout_list_page,
     payout_list_total,
 )
 from payouts.services import (
@@ -95,23 +93,6 @@ def _wallet_total(wallet: Wallet, filters: PayoutListFilters) -> int:
 
 def _list_count(wallet: Wallet, filters: PayoutListFilters) -> int:
     return payout_list(merchant=wallet.merchant, mode=wallet.mode, filters=filters).count()
-
-
-def _skipping_page(wallet: Wallet, filters: PayoutListFilters, *, page: int, limit: int) -> Page:
-    """A page of the list read by skipping whole days whatever its offset."""
-    return payout_list_page(
-        merchant=wallet.merchant,
-        mode=wallet.mode,
-        wallet_id=wallet.pk,
-        filters=filters,
-        page=page,
-        limit=limit,
-        day_skip_min_offset=0,
-    )
-
-
-def _page_ids(wallet: Wallet, filters: PayoutListFilters, *, page: int, limit: int) -> list[int]:
-    return [row.id for row in _skipping_page(wallet, filters, page=page, limit=limit).items]
 
 
 def _new_wallet() -> Wallet:
@@ -281,34 +262,6 @@ class PayoutCountsMachine(RuleBasedStateMachine):
             )
             assert _wallet_total(wallet, filters) == _list_count(wallet, filters), filters
 
-    @rule(
-        data=st.data(),
-        which=st.integers(0, 2),
-        status=st.none() | STATUSES,
-        limit=st.integers(1, 4),
-    )
-    def list_pages_are_the_index_walk(
-        self, data: st.DataObject, which: int, status: str | None, limit: int
-    ) -> None:
-        """Every page read by skipping whole days (from offset 0 on) holds exactly the payouts
-        the plain ``OFFSET`` walk finds there, whatever the window."""
-        wallet = [*self.wallets, self.funded][which]
-        filters = PayoutListFilters(
-            status=status,
-            created_from=self._window_edge(data, wallet),
-            created_to=self._window_edge(data, wallet),
-        )
-        listed = payout_list(merchant=wallet.merchant, mode=wallet.mode, filters=filters)
-        walked = [row.id for row in listed]
-        for page in range(1, len(walked) // limit + 3):
-            skipped = _skipping_page(wallet, filters, page=page, limit=limit)
-            offset = (page - 1) * limit
-            assert [row.id for row in skipped.items] == walked[offset : offset + limit], (
-                filters,
-                page,
-            )
-            assert skipped.total == len(walked)
-
 
 def test_counts_and_list_totals_stay_exact_whoever_writes() -> None:
     run_state_machine_as_test(
@@ -474,41 +427,6 @@ def test_windows_reaching_the_ends_of_the_calendar_are_open(test_wallet: Wallet)
 
 def test_no_wallet_has_no_payouts() -> None:
     assert payout_list_total(wallet_id=None) == 0
-
-
-# --- deep pages ------------------------------------------------------------------------------
-
-
-def test_a_deep_page_skips_whole_days_and_the_cut_part_of_the_last(test_wallet: Wallet) -> None:
-    """Three payouts a day over four Lagos days; the window ends at noon of the last. The page
-    at offset 6 skips that day's two morning payouts (counted) and the three of the whole day
-    before it (summed), then reads one row deep among the older ones."""
-    days = [date(2026, 3, 2) + timedelta(days=n) for n in range(4)]
-    _payouts_at(
-        test_wallet,
-        *(
-            (count_day_start(day) + timedelta(hours=hour), PayoutStatus.SUCCESSFUL)
-            for day in days
-            for hour in (3, 9, 15)
-        ),
-    )
-    filters = PayoutListFilters(created_to=count_day_start(days[3]) + timedelta(hours=12))
-    walked = [
-        row.id
-        for row in payout_list(merchant=test_wallet.merchant, mode=Mode.TEST, filters=filters)
-    ]
-    assert len(walked) == 11
-
-    with CaptureQueriesContext(connection) as queries:
-        ids = _page_ids(test_wallet, filters, page=4, limit=2)
-
-    assert ids == walked[6:8]
-    page_sql = queries.captured_queries[-1]["sql"]
-    assert "created_at" in page_sql and "OFFSET 1" in page_sql.upper(), page_sql
-    for page in range(1, 8):
-        assert (
-            _page_ids(test_wallet, filters, page=page, limit=2) == walked[2 * page - 2 : 2 * page]
-        )
 
 
 # --- the ops command and the rebuild ---------------------------------------------------------
