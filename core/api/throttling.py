@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, cast
 
 from django.core.cache import caches
 from rest_framework.permissions import SAFE_METHODS
@@ -26,6 +26,9 @@ from core.cache import cache_window_hit
 
 
 class SecretKeyRateThrottle(SimpleRateThrottle):
+    num_requests: int  # parsed from a rate that is set: never None where read
+    duration: int
+
     def __init__(self) -> None:  # the scope is known only per request
         self.scope = ""
         self.retry_after: float | None = None
@@ -37,7 +40,7 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
         self.rate = self.THROTTLE_RATES.get(self.scope)
         if self.rate is None:
             return True
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        self.num_requests, self.duration = cast(tuple[int, int], self.parse_rate(self.rate))
         key = self.get_cache_key(request, view)
         if key is None:
             return True
