@@ -57,6 +57,9 @@ def secret_key_get_active(*, plaintext: str) -> SecretKey | None:
     merchant_start = len(key_row)
     wallet_start = merchant_start + len(merchant_row)
     key = cast(SecretKey, key_row.instance(row[:merchant_start], connection))
-    key.merchant = merchant_row.instance(row[merchant_start:wallet_start], connection)
+    # An inner join: the merchant's columns are never all NULL.
+    key.merchant = cast(
+        Merchant, merchant_row.instance(row[merchant_start:wallet_start], connection)
+    )
     key.wallet = wallet_row.instance(row[wallet_start:], connection)
     return key
