@@ -22,10 +22,12 @@ Every action and decision writes an audit record.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import BooleanField, Case, QuerySet, Value, When
@@ -310,7 +312,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         names: list[str] = []
         for _title, options in self.fieldsets:
-            names.extend(options["fields"])
+            names.extend(cast(Sequence[str], options["fields"]))  # flat field lists here
         return names
 
     def save_model(self, request: HttpRequest, obj: Payout, form: Any, change: bool) -> None:
@@ -347,7 +349,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
         return super().changelist_view(request, extra_context)
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The payouts of one bulk payout: the link the bulk upload leads to.
         if lookup == "batch__id__exact":
             return True
@@ -662,7 +664,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                     payout_id=payout.pk,
                     proposed_status=form.cleaned_data["proposed_status"],
                     reason=form.cleaned_data["reason"],
-                    proposed_by=request.user,
+                    proposed_by=cast(User, request.user),
                     provider_reference=form.cleaned_data["provider_reference"],
                     nip_session_id=form.cleaned_data["nip_session_id"],
                     request=request,
@@ -730,7 +732,7 @@ class PayoutAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         try:
             decided = service(
                 proposal_id=proposal.pk,
-                approver=request.user,
+                approver=cast(User, request.user),
                 note=form.cleaned_data["note"],
                 request=request,
             )
