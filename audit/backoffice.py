@@ -76,7 +76,7 @@ class BackOfficeAdminMixin:
     """Mix into every back-office ``ModelAdmin`` (before ``admin.ModelAdmin``)."""
 
     admin_site: admin.AdminSite
-    model: type[Model]
+    model: type[Any]
     # Off where the model's own signals record every change with the request's user.
     audit_form_changes: bool = True
 

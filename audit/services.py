@@ -19,7 +19,7 @@ from audit.roles import ROLES, Role, role_get
 from core.exceptions import ApplicationError
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AbstractUser, Group
+    from django.contrib.auth.models import AbstractBaseUser, AbstractUser, AnonymousUser, Group
     from django.http import HttpRequest
 
 REDACTED = "[redacted]"
@@ -91,7 +91,7 @@ def _client_address(request: HttpRequest | None) -> str | None:
         return None
 
 
-def _actor_fields(actor: AbstractBaseUser | str | None) -> tuple[Any, str]:
+def _actor_fields(actor: AbstractBaseUser | AnonymousUser | str | None) -> tuple[Any, str]:
     if actor is None:
         return None, "system"
     if isinstance(actor, str):
@@ -116,7 +116,7 @@ def _object_fields(obj: Model | type[Model] | None) -> tuple[str, str, str]:
 @transaction.atomic
 def audit_record(
     *,
-    actor: AbstractBaseUser | str | None,
+    actor: AbstractBaseUser | AnonymousUser | str | None,
     action: str,
     obj: Model | type[Model] | None,
     before: Mapping[str, Any] | None = None,

@@ -15,7 +15,7 @@ from collections_app import services
     soft_time_limit=120,
     time_limit=150,
 )
-def transactions_expire_task(self) -> int:  # type: ignore[no-untyped-def]
+def transactions_expire_task(self) -> int:
     """Beat: expires pending transactions past ``expires_at``. Safe to run twice."""
     try:
         return services.transactions_expire_due().expired

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.decorators import method_decorator
@@ -64,7 +64,7 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
-RESULT_TEXT = {
+RESULT_TEXT: dict[str, tuple[str, str]] = {
     PaymentStatus.PAID: ("Payment successful", "Your payment was received."),
     PaymentStatus.FAILED: (
         "Payment declined",
@@ -140,7 +140,7 @@ class CheckoutView(View):
     """Loads the transaction (404 when unknown), expires it when its time is up, and marks
     every answer private and uncacheable."""
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = super().dispatch(request, *args, **kwargs)
         response["Cache-Control"] = "no-store"
         response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY

@@ -30,7 +30,7 @@ class StaffAdminSite(admin.AdminSite):
     def has_permission(self, request: HttpRequest) -> bool:
         if not super().has_permission(request):
             return False
-        return not settings.OTP_REQUIRED or request.user.is_verified()
+        return not settings.OTP_REQUIRED or request.user.is_verified()  # type: ignore[union-attr]  # added by django_otp's OTPMiddleware
 
 
 # Every app registers its admin on the default site; this gives that site the rule above.

@@ -117,7 +117,7 @@ class LocalDateRangeFilter(admin.DateFieldListFilter):
         self.zone_label = local_zone_label()
         self.hidden_params: list[tuple[str, str]] = []
 
-    def expected_parameters(self) -> list[str]:
+    def expected_parameters(self) -> list[str | None]:
         return [
             *super().expected_parameters(),
             self.lookup_kwarg_local_from,
@@ -126,7 +126,7 @@ class LocalDateRangeFilter(admin.DateFieldListFilter):
 
     def _raw(self, name: str) -> str:
         values = self.used_parameters.get(name) or [""]
-        return str(values[-1]).strip()
+        return str(values[-1]).strip()  # type: ignore[index]  # used_parameters holds lists (Django 5); django-stubs say object
 
     @property
     def local_from_value(self) -> str:
@@ -148,7 +148,7 @@ class LocalDateRangeFilter(admin.DateFieldListFilter):
         ranged = {self.lookup_kwarg_local_from, self.lookup_kwarg_local_to}
         quick = {k: v for k, v in self.used_parameters.items() if k not in ranged}
         try:
-            queryset = queryset.filter(build_q_object_from_lookup_parameters(quick))
+            queryset = queryset.filter(build_q_object_from_lookup_parameters(quick))  # type: ignore[arg-type]  # used_parameters holds lists (Django 5); django-stubs say object
             first, last = self.local_days()
         except (ValueError, ValidationError) as error:
             raise IncorrectLookupParameters(error) from error

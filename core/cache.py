@@ -140,10 +140,10 @@ class PooledRedisCacheClient(RedisCacheClient):
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        index = self._get_connection_pool_index(write)
+        index = self._get_connection_pool_index(write)  # type: ignore[attr-defined]  # RedisCacheClient internals, undeclared in django-stubs
         client = self._clients.get(index)
         if client is None:
-            client = self._client(connection_pool=self._get_connection_pool(write))
+            client = self._client(connection_pool=self._get_connection_pool(write))  # type: ignore[attr-defined]  # as above
             self._clients[index] = client
         return client
 

@@ -99,7 +99,7 @@ class OpsCommand(BaseCommand):
         """A bar on the raw stderr stream, or ``None`` with ``--no-progress``."""
         if not self.show_progress:
             return None
-        return ProgressBar(self.stderr._out, label=label, unit=unit)
+        return ProgressBar(self.stderr._out, label=label, unit=unit)  # type: ignore[arg-type]  # OutputWrapper._out is the wrapped stream; django-stubs leave it undeclared
 
     def report(
         self, *, lines: str | Sequence[str], data: Mapping[str, Any], failure: str = ""

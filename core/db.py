@@ -50,7 +50,7 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str], *, using: str | No
     meta = model._meta
     alias = using or router.db_for_write(model)
     connection = connections[alias]
-    concrete = [meta.get_field(name) for name in fields]
+    concrete: list[Any] = [meta.get_field(name) for name in fields]  # checked just below
     for field in concrete:
         if not field.concrete or field.primary_key or field.many_to_many:
             raise ValueError(f"rows_update: {field.name} is not a concrete, non-key column")
@@ -67,7 +67,7 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str], *, using: str | No
                 field.get_db_prep_save(getattr(obj, field.attname), connection)
                 for field in concrete
             )
-        sql = _update_sql(connection, meta.db_table, pk.column, concrete, rows=len(chunk))
+        sql = _update_sql(connection, meta.db_table, str(pk.column), concrete, rows=len(chunk))
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             updated += cursor.rowcount

@@ -13,7 +13,7 @@ field's stored values under the first key (``manage.py encryption_keys_rotate``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -22,6 +22,7 @@ from django import forms
 from django.apps import apps
 from django.core import checks, exceptions
 from django.db import DEFAULT_DB_ALIAS, models, transaction
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast
 from django.db.models.lookups import Exact
 
@@ -47,6 +48,9 @@ class FixedPointField(models.BigIntegerField):
     """
 
     description = "Fixed-point decimal stored as an integer count of its smallest unit"
+    # For the mypy Django plugin: model attributes of this field are Decimal, not int.
+    _pyi_private_set_type: Decimal | int | str | Combinable  # type: ignore[assignment]  # the plugin's hook; narrower than IntegerField's on purpose
+    _pyi_private_get_type: Decimal  # type: ignore[assignment]  # as above
 
     def __init__(self, *args: Any, decimal_places: int = 2, **kwargs: Any) -> None:
         self.decimal_places = decimal_places
@@ -58,7 +62,7 @@ class FixedPointField(models.BigIntegerField):
             errors.append(checks.Error("decimal_places must be an integer from 0 to 6", obj=self))
         return errors
 
-    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()
         if self.decimal_places != 2:
             kwargs["decimal_places"] = self.decimal_places
@@ -109,7 +113,7 @@ class FixedPointField(models.BigIntegerField):
 
     # Forms and admin --------------------------------------------------------------------------
 
-    def formfield(self, **kwargs: Any) -> forms.Field:
+    def formfield(self, **kwargs: Any) -> forms.Field | None:
         defaults: dict[str, Any] = {
             "form_class": forms.DecimalField,
             "decimal_places": self.decimal_places,
@@ -122,7 +126,7 @@ class FixedPointField(models.BigIntegerField):
     @property
     def validators(self) -> list[Any]:
         # The bigint range is enforced in kobo by get_prep_value, not on the Decimal value.
-        return list(self._validators)
+        return list(self._validators)  # type: ignore[attr-defined]  # Field._validators: set by Field.__init__, absent from django-stubs
 
 
 class MoneyField(FixedPointField):
@@ -134,11 +138,11 @@ class MoneyField(FixedPointField):
         kwargs["decimal_places"] = 2
         super().__init__(*args, **kwargs)
 
-    def formfield(self, **kwargs: Any) -> forms.Field:
+    def formfield(self, **kwargs: Any) -> forms.Field | None:
         # An amount typed in the back office obeys the same limit as one sent to the API.
         return super().formfield(**{"max_value": MAX_AMOUNT, **kwargs})
 
-    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()
         kwargs.pop("decimal_places", None)
         return name, path, args, kwargs
@@ -186,7 +190,7 @@ class EncryptedTextField(models.TextField):
         return value_encrypt(value)
 
     def value_to_string(self, obj: models.Model) -> str:
-        value = self.value_from_object(obj)
+        value: Any = self.value_from_object(obj)
         return value_encrypt(value) if value else ""
 
     def get_lookup(self, lookup_name: str) -> Any:

@@ -17,7 +17,7 @@ with another time zone, nothing changes.
 from __future__ import annotations
 
 from datetime import UTC
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.adapt import Loader
@@ -25,7 +25,8 @@ from psycopg.pq import Format
 from psycopg.types.datetime import TimestamptzLoader as PythonTimestamptzLoader
 
 TIMESTAMPTZ_OID = psycopg.postgres.types["timestamptz"].oid
-_COMPILED_LOADER: type[Loader] = psycopg.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
+# psycopg registers a text loader for every built-in type: never None.
+_COMPILED_LOADER = cast(type[Loader], psycopg.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT))
 
 
 class CompiledTimestamptzLoader(Loader):

@@ -14,7 +14,7 @@ Webhook secrets are encrypted at rest; the admin never loads one, only whether i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
@@ -22,6 +22,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups
 
 from audit.backoffice import (
     BackOfficeAdminMixin,
@@ -63,7 +66,7 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     inlines = [SecretKeyInline]
     actions = ["rotate_test_key", "rotate_live_key"]
 
-    def get_fields(self, request: HttpRequest, obj: Merchant | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Merchant | None = None) -> _FieldGroups:
         if obj is None:
             return ["name", "email"]
         return ["name", "email", "is_active"]
@@ -218,7 +221,7 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     list_select_related = ("merchant",)
     actions = ["rotate_secret"]
 
-    def get_fields(self, request: HttpRequest, obj: WebhookSettings | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: WebhookSettings | None = None) -> _FieldGroups:
         if obj is None:
             return ["merchant", "mode", "url"]
         return ["merchant", "mode", "url", "has_secret", "updated_at"]

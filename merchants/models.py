@@ -3,6 +3,8 @@ signing secret encrypted at rest)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 from core.fields import EncryptedTextField
@@ -48,6 +50,9 @@ class SecretKey(models.Model):
     prefix = models.CharField(max_length=16, editable=False, help_text="Visible start of the key")
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Set by merchants.selectors' key lookup: the merchant's wallets.Wallet of the key's mode,
+    # or None (this app imports nothing of wallets).
+    wallet: Any
 
     class Meta:
         ordering = ["-created_at"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import string
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -80,7 +81,7 @@ class SoftDeletable(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.is_deleted and self.delete_at is None:
             self.delete_at = timezone.now()
         elif not self.is_deleted:

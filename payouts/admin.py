@@ -23,7 +23,8 @@ Every action and decision writes an audit record.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.db import transaction
@@ -205,7 +206,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         names: list[str] = []
         for _title, options in self.fieldsets:
-            names.extend(options["fields"])
+            names.extend(cast(Sequence[str], options["fields"]))  # flat field lists here
         return names
 
     def save_model(self, request: HttpRequest, obj: Payout, form: Any, change: bool) -> None:
@@ -242,7 +243,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
         extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
         return super().changelist_view(request, extra_context)
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The payouts of one bulk payout: the link the bulk upload leads to.
         if lookup == "batch__id__exact":
             return True

@@ -20,10 +20,11 @@ import hashlib
 import io
 import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.db.models import BooleanField, Case, QuerySet, Value, When
@@ -323,7 +324,7 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
             rows=data["rows"],
             atomic=data["atomic"],
             batch_reference=data["batch_reference"],
-            proposed_by=request.user,
+            proposed_by=cast(User, request.user),
             file_name=data["file_name"],
             file_sha256=data["file_sha256"],
             request=request,
@@ -513,7 +514,9 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             elif form.is_valid():
                 return self._decide(request, proposal, form, rejecting=rejecting)
         problem = (
-            distinct_people_problem(proposer=proposal.proposed_by, approver=request.user)
+            distinct_people_problem(
+                proposer=proposal.proposed_by, approver=cast(User, request.user)
+            )
             if proposal.is_open and not own
             else None
         )
@@ -547,11 +550,17 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         try:
             if rejecting:
                 payout_batch_proposal_reject(
-                    proposal_id=proposal.pk, approver=request.user, note=note, request=request
+                    proposal_id=proposal.pk,
+                    approver=cast(User, request.user),
+                    note=note,
+                    request=request,
                 )
             else:
                 result = payout_batch_proposal_approve(
-                    proposal_id=proposal.pk, approver=request.user, note=note, request=request
+                    proposal_id=proposal.pk,
+                    approver=cast(User, request.user),
+                    note=note,
+                    request=request,
                 )
         except ApplicationError as error:
             if error.status == 403:

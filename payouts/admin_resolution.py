@@ -10,10 +10,11 @@ propose and review pages; the proposals and resolutions have read-only admins of
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core.exceptions import PermissionDenied
 from django.db.models import BooleanField, Case, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -200,7 +201,7 @@ class ResolutionPagesMixin:
                     payout_id=payout.pk,
                     proposed_status=form.cleaned_data["proposed_status"],
                     reason=form.cleaned_data["reason"],
-                    proposed_by=request.user,
+                    proposed_by=cast(User, request.user),
                     provider_reference=form.cleaned_data["provider_reference"],
                     nip_session_id=form.cleaned_data["nip_session_id"],
                     request=request,
@@ -268,7 +269,7 @@ class ResolutionPagesMixin:
         try:
             decided = service(
                 proposal_id=proposal.pk,
-                approver=request.user,
+                approver=cast(User, request.user),
                 note=form.cleaned_data["note"],
                 request=request,
             )

@@ -11,6 +11,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import Any, TypedDict
 
 from celery import shared_task
 from django.conf import settings
@@ -33,9 +34,16 @@ DISPATCH_ROUNDS_PER_RUN = 20
 # Celery time limits (seconds, soft then hard): a provider call is bounded by
 # PAYOUT_PROVIDER_TIMEOUT_SECONDS (30); a run of rounds stays under the broker's visibility
 # timeout (300). A task stopped by its limit leaves its payouts claimed, for the sweeper.
-PROVIDER_TASK_LIMITS = {"soft_time_limit": 90, "time_limit": 120}
-ROUND_TASK_LIMITS = {"soft_time_limit": 240, "time_limit": 270}
-SWEEP_TASK_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
+
+
+class _TaskLimits(TypedDict):
+    soft_time_limit: int
+    time_limit: int
+
+
+PROVIDER_TASK_LIMITS: _TaskLimits = {"soft_time_limit": 90, "time_limit": 120}
+ROUND_TASK_LIMITS: _TaskLimits = {"soft_time_limit": 240, "time_limit": 270}
+SWEEP_TASK_LIMITS: _TaskLimits = {"soft_time_limit": 60, "time_limit": 90}
 
 
 def _countdown(retries: int) -> int:
@@ -176,7 +184,7 @@ class DispatchWake:
 
 
 def _dispatch_round_publish(*, countdown: float | None) -> bool:
-    options = {"countdown": countdown} if countdown else {}
+    options: dict[str, Any] = {"countdown": countdown} if countdown else {}
     try:
         payouts_dispatch_round_task.apply_async(
             retry_policy=services.PUBLISH_RETRY_POLICY, **options

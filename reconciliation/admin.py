@@ -15,10 +15,12 @@ Every import, clearing, re-check and proposal writes an audit record (in the ser
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -61,6 +63,9 @@ from reconciliation.services import (
     reconciliation_items_recheck,
     statement_import,
 )
+
+if TYPE_CHECKING:
+    from reconciliation.selectors import ItemsWithState
 
 UPLOAD_MAX_BYTES = 20 * 1024 * 1024
 
@@ -283,7 +288,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     file_name=upload.name,
                     statement_format=form.cleaned_data["statement_format"],
                     mode=form.cleaned_data["mode"],
-                    imported_by=request.user,
+                    imported_by=cast(User, request.user),
                     period=(start, end) if start and end else None,
                     request=request,
                 )
@@ -346,9 +351,7 @@ class StateFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return [("unresolved", "Unresolved (open or proposed)"), *ExceptionState.choices]
 
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
-    ) -> QuerySet[ReconciliationItem]:
+    def queryset(self, request: HttpRequest, queryset: ItemsWithState) -> ItemsWithState:
         value = self.value()
         if value == "unresolved":
             return queryset.filter(state__in=UNRESOLVED_STATES)
@@ -444,7 +447,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         names: list[str] = []
         for _title, options in self.fieldsets:
-            names.extend(options["fields"])
+            names.extend(cast(Sequence[str], options["fields"]))  # flat field lists here
         return names
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReconciliationItem]:
@@ -623,7 +626,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
         cleared = reconciliation_items_clear(
             item_ids=list(queryset.values_list("pk", flat=True)),
             note=form.cleaned_data["reason"],
-            cleared_by=request.user,
+            cleared_by=cast(User, request.user),
             request=request,
         )
         self.message_user(request, f"{cleared} exception(s) cleared.", level=messages.SUCCESS)
@@ -637,7 +640,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     ) -> None:
         cleared = reconciliation_items_recheck(
             item_ids=list(queryset.values_list("pk", flat=True)),
-            checked_by=request.user,
+            checked_by=cast(User, request.user),
             request=request,
         )
         self.message_user(
@@ -718,7 +721,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
                 reconciliation_item_propose_resolution(
                     item_id=item.pk,
                     reason=form.cleaned_data["reason"],
-                    proposed_by=request.user,
+                    proposed_by=cast(User, request.user),
                     request=request,
                 )
             except ApplicationError as error:
@@ -748,7 +751,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
                 cleared = reconciliation_items_clear(
                     item_ids=[item.pk],
                     note=form.cleaned_data["reason"],
-                    cleared_by=request.user,
+                    cleared_by=cast(User, request.user),
                     request=request,
                 )
             except ApplicationError as error:

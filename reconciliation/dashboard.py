@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -21,6 +22,14 @@ from django.db.models.functions import Coalesce, TruncDate
 from core.dates import local_date, local_day_bounds, local_now
 from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
 from reconciliation.selectors import exceptions_unresolved_count
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class _WaitingSince(TypedDict):
+        waiting_since: datetime
+
+    PayoutsWaiting = QuerySet[WithAnnotations[Payout, _WaitingSince]]
 
 ZERO = Decimal("0.00")
 SERIES_DAYS = 14
@@ -185,7 +194,7 @@ def _series_point(day: date, figures: DayFigures) -> SeriesPoint:
     )
 
 
-def oldest_pending(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout]:
+def oldest_pending(*, mode: str, limit: int = OLDEST_LIMIT) -> PayoutsWaiting:
     """Reserved, processing and dispatched payouts, created longest ago first."""
     return (
         Payout.objects.filter(mode=mode, status__in=WAITING_STATUSES)
@@ -195,7 +204,7 @@ def oldest_pending(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout]:
     )
 
 
-def oldest_ambiguous(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout]:
+def oldest_ambiguous(*, mode: str, limit: int = OLDEST_LIMIT) -> PayoutsWaiting:
     """Ambiguous payouts, ambiguous longest first (since creation when the instant is unknown)."""
     return (
         Payout.objects.filter(mode=mode, status=PayoutStatus.AMBIGUOUS)
@@ -205,7 +214,7 @@ def oldest_ambiguous(*, mode: str, limit: int = OLDEST_LIMIT) -> QuerySet[Payout
     )
 
 
-def _waiting(payouts: QuerySet[Payout], now: datetime) -> tuple[WaitingPayout, ...]:
+def _waiting(payouts: PayoutsWaiting, now: datetime) -> tuple[WaitingPayout, ...]:
     return tuple(
         WaitingPayout(payout=payout, since=payout.waiting_since, age=now - payout.waiting_since)
         for payout in payouts

@@ -10,11 +10,21 @@ An exception's state follows from what was done to it, so it never goes stale:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.db import models
 from django.db.models import Case, CharField, Count, QuerySet, Value, When
 
 from payouts.models import ResolutionDecision
 from reconciliation.models import MatchCategory, ReconciliationItem, ReconciliationRun
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class ItemState(TypedDict):
+        state: str
+
+    ItemsWithState = QuerySet[WithAnnotations[ReconciliationItem, ItemState]]
 
 
 class ExceptionState(models.TextChoices):
@@ -40,7 +50,7 @@ STATE_CASE = Case(
 )
 
 
-def item_list(*, run_id: int | None = None) -> QuerySet[ReconciliationItem]:
+def item_list(*, run_id: int | None = None) -> ItemsWithState:
     """Items with their ``state`` annotated, their payout and run joined."""
     queryset = ReconciliationItem.objects.select_related(
         "run", "payout", "resolution_proposal", "cleared_by"
@@ -52,13 +62,11 @@ def item_list(*, run_id: int | None = None) -> QuerySet[ReconciliationItem]:
 
 def item_state_filter(
     queryset: QuerySet[ReconciliationItem], states: tuple[str, ...]
-) -> QuerySet[ReconciliationItem]:
+) -> ItemsWithState:
     return queryset.annotate(state=STATE_CASE).filter(state__in=states)
 
 
-def exceptions_unresolved(
-    *, run_id: int | None = None, mode: str | None = None
-) -> QuerySet[ReconciliationItem]:
+def exceptions_unresolved(*, run_id: int | None = None, mode: str | None = None) -> ItemsWithState:
     """The exceptions still to work: open, or waiting for a proposed resolution's approval."""
     queryset = ReconciliationItem.objects.exclude(category=MatchCategory.MATCHED).filter(
         cleared_at__isnull=True

@@ -55,7 +55,7 @@ from reconciliation.models import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from django.http import HttpRequest
 
 logger = logging.getLogger(__name__)
@@ -292,7 +292,7 @@ def statement_import(
     file_name: str,
     statement_format: str,
     mode: str = Mode.LIVE,
-    imported_by: AbstractBaseUser | None = None,
+    imported_by: User | None = None,
     actor_label: str = "",
     period: tuple[date, date] | None = None,
     request: HttpRequest | None = None,
@@ -369,8 +369,8 @@ def statement_import(
 # --- Working the exceptions ---------------------------------------------------------------------
 
 
-def _permission_check(user: AbstractBaseUser, permission: str, message: str) -> None:
-    if not user.has_perm(permission):  # type: ignore[attr-defined]
+def _permission_check(user: User, permission: str, message: str) -> None:
+    if not user.has_perm(permission):
         raise ApplicationError(message, status=403)
 
 
@@ -385,7 +385,7 @@ def _clear(
     item: ReconciliationItem,
     *,
     note: str,
-    user: AbstractBaseUser,
+    user: User,
     action: str,
     request: HttpRequest | None,
 ) -> None:
@@ -422,7 +422,7 @@ def reconciliation_items_clear(
     *,
     item_ids: Iterable[int],
     note: str,
-    cleared_by: AbstractBaseUser,
+    cleared_by: User,
     request: HttpRequest | None = None,
 ) -> int:
     """Clears the open exceptions among ``item_ids`` with ``note`` (why the difference is
@@ -454,7 +454,7 @@ def reconciliation_items_clear(
 def reconciliation_items_recheck(
     *,
     item_ids: Iterable[int],
-    checked_by: AbstractBaseUser,
+    checked_by: User,
     request: HttpRequest | None = None,
 ) -> int:
     """Compares the open exceptions among ``item_ids`` that have a statement line and a payout
@@ -531,7 +531,7 @@ def reconciliation_item_propose_resolution(
     *,
     item_id: int,
     reason: str,
-    proposed_by: AbstractBaseUser,
+    proposed_by: User,
     request: HttpRequest | None = None,
 ) -> ReconciliationItem:
     """Proposes settling the item's ambiguous payout as the statement shows (successful or

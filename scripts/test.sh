@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test`: lint, format check and the whole pytest suite, in one pass on PostgreSQL.
+# `make test`: lint, format check, type check and the whole pytest suite, in one pass on PostgreSQL.
 # Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
 # else the one in .env; else the embedded server of `make run` (scripts/embedded_db.py),
 # started under var/test-postgres and stopped at exit. Redis for the end-to-end queue tests: TEST_REDIS_URL,
@@ -34,4 +34,6 @@ export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# Types of the production code ([tool.mypy] in pyproject.toml; cache in var/mypy).
+.venv/bin/mypy
 $PY -m pytest "$@"

@@ -7,10 +7,9 @@ record per wallet."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -24,6 +23,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups
 
 from audit.backoffice import BackOfficeAdminMixin, action_confirmation, confirmation_form
 from audit.services import audit_record
@@ -158,7 +160,7 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         enough."""
         return self.user_has(request, "wallets.view_ledgerentry")
 
-    def get_fields(self, request: HttpRequest, obj: Wallet | None = None) -> Sequence[str]:
+    def get_fields(self, request: HttpRequest, obj: Wallet | None = None) -> _FieldGroups:
         fields = super().get_fields(request, obj)
         if self.has_view_statement_permission(request):
             return fields

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 BANKS: tuple[tuple[str, str, str, bool], ...] = (
     # Commercial banks
@@ -76,7 +77,7 @@ DEFAULT_FEE_TIERS: tuple[tuple[Decimal, Decimal | None, Decimal], ...] = (
 
 
 def reference_data_seed(
-    *, bank_model: type, fee_schedule_model: type, fee_tier_model: type
+    *, bank_model: type[Any], fee_schedule_model: type[Any], fee_tier_model: type[Any]
 ) -> None:
     """Seeds banks and the default fee schedule where none exist. Takes models as arguments so
     migrations can pass their historical models."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -20,7 +20,20 @@ from core.money import CURRENCY_NGN, format_amount, format_amount_display, round
 from wallets.models import Bank, FeeSchedule, FeeTier, LedgerEntry, LedgerEntryType, Wallet
 
 if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
     from merchants.models import Merchant
+
+    class _LedgerSums(TypedDict):
+        ledger_available: Decimal
+        ledger_reserved: Decimal
+
+    class _RunningSums(TypedDict):
+        running_available: Decimal
+        running_reserved: Decimal
+
 
 ZERO = Decimal("0.00")
 BANK_CACHE_KEY = "wallets:banks:active:v1"
@@ -91,7 +104,9 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
     )
 
 
-def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QuerySet[Wallet]:
+def wallet_reconciliation_list(
+    *, wallet_ids: list[int] | None = None
+) -> QuerySet[WithAnnotations[Wallet, _LedgerSums]]:
     """Every wallet with its merchant, annotated with the sums of its ledger deltas (one
     query)."""
     queryset = (
@@ -107,8 +122,8 @@ def wallet_reconciliation_list(*, wallet_ids: list[int] | None = None) -> QueryS
     return queryset
 
 
-def _snapshot_running_sums() -> QuerySet[LedgerEntry]:
-    window = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
+def _snapshot_running_sums() -> QuerySet[WithAnnotations[LedgerEntry, _RunningSums]]:
+    window: dict[str, Any] = {"partition_by": [F("wallet_id")], "order_by": F("id").asc()}
     return LedgerEntry.objects.annotate(
         running_available=Window(Sum("available_delta"), **window),
         running_reserved=Window(Sum("reserved_delta"), **window),

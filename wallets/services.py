@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -308,10 +308,11 @@ def _wallet_reserve_statement() -> str:
     quote = connection.ops.quote_name
 
     def column(name: str) -> str:
-        return quote(Wallet._meta.get_field(name).column)
+        field: Any = Wallet._meta.get_field(name)  # a concrete column of Wallet
+        return quote(field.column)
 
     available, reserved = column("available_balance"), column("reserved_balance")
-    returned = ", ".join(quote(field.column) for field in Wallet._meta.concrete_fields)
+    returned = ", ".join(quote(cast(str, field.column)) for field in Wallet._meta.concrete_fields)
     return (
         f"UPDATE {quote(Wallet._meta.db_table)} "  # noqa: S608 - names from the model; values are %s
         f"SET {available} = {available} - %s, {reserved} = {reserved} + %s, "

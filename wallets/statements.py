@@ -228,7 +228,7 @@ class _DayAggregate:
 
 def _day_aggregates(*, wallet: Wallet, start: datetime, end: datetime) -> dict[date, _DayAggregate]:
     """Per Lagos day: each movement's count and sums, and the sums of the balance deltas."""
-    rows: Iterable[dict[str, Any]] = (
+    rows: Iterable[Mapping[str, Any]] = (
         LedgerEntry.objects.filter(wallet_id=wallet.pk, created_at__gte=start, created_at__lt=end)
         .annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
         .order_by()

@@ -227,7 +227,7 @@ def event_resend(*, event: Event) -> list[WebhookDelivery]:
         latest[(delivery.target, delivery.url)] = delivery
     if latest:
         return [webhook_delivery_resend(delivery=delivery) for delivery in latest.values()]
-    callback_url = event.transaction.callback_url if event.transaction_id else None
+    callback_url = event.transaction.callback_url if event.transaction is not None else None
     webhook_url = _webhook_url(merchant_id=event.merchant_id, mode=event.mode)
     targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
     return _chains_create(event=event, targets=targets, now=timezone.now())
@@ -253,7 +253,7 @@ def event_resend_to_current_urls(*, event: Event) -> list[WebhookDelivery]:
     latest: dict[str, WebhookDelivery] = {}
     for delivery in event.deliveries.order_by("created_at", "id"):
         latest[delivery.target] = delivery
-    callback_url = event.transaction.callback_url if event.transaction_id else None
+    callback_url = event.transaction.callback_url if event.transaction is not None else None
     targets = _targets(callback_url=callback_url, webhook_url=webhook_url)
     return _chains_create(event=event, targets=targets, now=timezone.now(), resend_of=latest)
 

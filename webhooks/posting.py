@@ -19,13 +19,16 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
 import urllib3
 from django.conf import settings
 from requests.adapters import HTTPAdapter
+
+if TYPE_CHECKING:
+    from requests.adapters import _HostParams, _PoolKwargs
 from urllib3 import connection, connectionpool
 
 from core.ssrf import UnsafeURLError, url_check_public
@@ -155,14 +158,15 @@ class _PinnedAddressAdapter(HTTPAdapter):
 
     def build_connection_pool_key_attributes(
         self, request: requests.PreparedRequest, verify: Any, cert: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[_HostParams, _PoolKwargs]:
         host_params, pool_kwargs = super().build_connection_pool_key_attributes(
             request, verify, cert
         )
         host_params["host"] = self._address
         if host_params.get("scheme") == "https":
-            pool_kwargs["server_hostname"] = self._host
-            pool_kwargs["assert_hostname"] = self._host
+            # urllib3's pools take both; the requests stubs' _PoolKwargs lists fewer keys.
+            pool_kwargs["server_hostname"] = self._host  # type: ignore[typeddict-unknown-key]
+            pool_kwargs["assert_hostname"] = self._host  # type: ignore[typeddict-unknown-key]
         return host_params, pool_kwargs
 
 

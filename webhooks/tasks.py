@@ -24,7 +24,7 @@ SWEEP_TIME_LIMIT_SECONDS = 90
     soft_time_limit=settings.WEBHOOK_TASK_SOFT_TIME_LIMIT_SECONDS,
     time_limit=settings.WEBHOOK_TASK_TIME_LIMIT_SECONDS,
 )
-def webhook_delivery_send_task(self, delivery_id: int, deferrals: int = 0) -> str:  # type: ignore[no-untyped-def]
+def webhook_delivery_send_task(self, delivery_id: int, deferrals: int = 0) -> str:
     """Makes the due attempt of one delivery. A failed attempt whose next try is near
     (``WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS``) is retried by this task with a countdown on
     the same queue; later ones are picked up by ``webhook_deliveries_sweep_task``. A delivery

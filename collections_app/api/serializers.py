@@ -118,7 +118,7 @@ class TransactionInitializeInputSerializer(StrictSerializer):
     )
     amount = AmountField()
     customer_info = CustomerInfoInputSerializer()
-    subaccounts = SubaccountInputSerializer(
+    subaccounts = SubaccountInputSerializer(  # type: ignore[call-arg]  # many=True passes max_length to the ListSerializer; the stubs miss it
         many=True,
         required=False,
         allow_empty=False,

@@ -34,13 +34,15 @@ class MerchantApi(APIView):
 
     @staticmethod
     def mode(request: Request) -> str:
-        return request.auth.mode
+        auth: Any = request.auth  # merchants' SecretKey (core imports no app)
+        return auth.mode
 
     @staticmethod
     def wallet(request: Request) -> Any:
         """The merchant's wallet of the key's mode (``wallets.models.Wallet``, or None), as the
         authentication read it with the key: an unlocked read from the start of the request."""
-        return request.auth.wallet
+        auth: Any = request.auth
+        return auth.wallet
 
 
 class ForbiddenMerchantApi(MerchantApi):

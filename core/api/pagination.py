@@ -91,7 +91,7 @@ def _row_key(queryset: QuerySet) -> str | None:
     pk_name = queryset.model._meta.pk.attname
     if queryset._iterable_class is ModelIterable:
         return "pk"
-    if queryset._iterable_class is NamedValuesListIterable and pk_name in queryset._fields:
+    if queryset._iterable_class is NamedValuesListIterable and pk_name in queryset._fields:  # type: ignore[attr-defined]  # QuerySet._fields (values_list names), undeclared in django-stubs
         return pk_name
     return None
 

@@ -145,7 +145,7 @@ class StrictJSONParser(JSONParser):
         self,
         stream: IO[bytes] | None,
         media_type: str | None = None,
-        parser_context: dict[str, Any] | None = None,
+        parser_context: Mapping[str, Any] | None = None,
     ) -> Any:
         context = parser_context or {}
         encoding = context.get("encoding") or "utf-8"

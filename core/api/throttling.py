@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import caches
@@ -60,6 +60,9 @@ def _outage_log(scope: str, *, failed_closed: bool) -> None:
 
 
 class SecretKeyRateThrottle(SimpleRateThrottle):
+    num_requests: int  # parsed from a rate that is set: never None where read
+    duration: int
+
     def __init__(self) -> None:  # the scope is known only per request
         self.scope = ""
         self.retry_after: float | None = None
@@ -71,7 +74,7 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
         self.rate = self.THROTTLE_RATES.get(self.scope)
         if self.rate is None:
             return True
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        self.num_requests, self.duration = cast(tuple[int, int], self.parse_rate(self.rate))
         key = self.get_cache_key(request, view)
         if key is None:
             return True

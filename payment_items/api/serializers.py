@@ -13,7 +13,7 @@ class FormFieldOutputSerializer(serializers.Serializer):
     type = serializers.CharField()
     value = serializers.CharField(allow_blank=True)
     options = serializers.ListField(child=serializers.CharField())
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # a declared field (the metaclass collects it), not Field.required
 
 
 class CategoryListDetailsSerializer(serializers.Serializer):

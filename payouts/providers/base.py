@@ -98,13 +98,13 @@ def initiate_transfers(
     if isinstance(provider, BulkPayoutProvider):
         if too_late():
             return [not_sent] * len(requests)
-        results = list(provider.initiate_transfers(requests))
+        results: list[TransferResult] = list(provider.initiate_transfers(requests))
         if len(results) != len(requests):
             raise ValueError(
                 f"{provider.name}: {len(results)} answer(s) to {len(requests)} transfer(s)"
             )
         return results
-    results: list[TransferResult] = []
+    results = []
     for request in requests:
         if too_late():
             return results + [not_sent] * (len(requests) - len(results))

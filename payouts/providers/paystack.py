@@ -28,6 +28,7 @@ from typing import Any
 import requests
 from django.conf import settings
 
+from core.provider_exchange import ProviderExchange
 from integrations.paystack import PaystackAnswer, PaystackClient, RetryLater, kobo_from_naira
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 
@@ -119,7 +120,7 @@ class PaystackProvider:
                 "currency": request.currency,
             },
         )
-        raw = (recipient.exchange, transfer.exchange)
+        raw: tuple[ProviderExchange, ...] = (recipient.exchange, transfer.exchange)
         retry_later = transfer.retry_later
         if transfer.http_status is None:
             outcome = (

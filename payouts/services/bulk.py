@@ -45,7 +45,7 @@ from wallets.services import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from django.http import HttpRequest
 
     from merchants.models import Merchant
@@ -409,7 +409,7 @@ def _batch_payouts_reserve(*, wallet_id: int, steps: list[_BatchStep], atomic: b
         return
     wallet = wallet_lock(wallet_id=wallet_id)
     try:
-        entries = wallet_reserve_each(
+        entries: Sequence[LedgerEntry | ApplicationError | None] = wallet_reserve_each(
             wallet=wallet,
             reservations=[
                 WalletReservation(
@@ -484,7 +484,7 @@ def _batch_commit(
     fingerprint: str,
     currency: str,
     atomic: bool,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     steps: list[_BatchStep],
     request: HttpRequest | None,
     audit_after: Mapping[str, Any] | None,
@@ -552,7 +552,7 @@ def payout_batch_create(
     items: Sequence[PayoutBatchItem],
     currency: str = CURRENCY_NGN,
     atomic: bool = False,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     request: HttpRequest | None = None,
     audit_after: Mapping[str, Any] | None = None,
 ) -> PayoutBatchCreateResult:

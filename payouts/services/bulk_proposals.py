@@ -40,7 +40,7 @@ from payouts.services import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from django.http import HttpRequest
 
     from merchants.models import Merchant
@@ -77,8 +77,8 @@ def batch_proposal_fingerprint(
 
 def _preview_result(outcome: PayoutBatchItemOutcome) -> str:
     return {
-        PayoutBatchItemResult.ACCEPTED: "valid",
-        PayoutBatchItemResult.DUPLICATE: "duplicate",
+        PayoutBatchItemResult.ACCEPTED.value: "valid",
+        PayoutBatchItemResult.DUPLICATE.value: "duplicate",
     }.get(outcome.result, "invalid")
 
 
@@ -122,8 +122,8 @@ def batch_preview_rows(
     return shown
 
 
-def _permission_check(user: AbstractBaseUser, permissions: Sequence[str], message: str) -> None:
-    if not any(user.has_perm(name) for name in permissions):  # type: ignore[attr-defined]
+def _permission_check(user: User, permissions: Sequence[str], message: str) -> None:
+    if not any(user.has_perm(name) for name in permissions):
         raise ApplicationError(message, status=403)
 
 
@@ -138,7 +138,7 @@ def payout_batch_propose(
     rows: Sequence[Mapping[str, Any]],
     atomic: bool,
     batch_reference: str,
-    proposed_by: AbstractBaseUser,
+    proposed_by: User,
     file_name: str = "",
     file_sha256: str = "",
     request: HttpRequest | None = None,
@@ -213,9 +213,7 @@ def payout_batch_propose(
     return proposal
 
 
-def _open_batch_proposal_lock(
-    *, proposal_id: int, decider: AbstractBaseUser
-) -> PayoutBatchProposal:
+def _open_batch_proposal_lock(*, proposal_id: int, decider: User) -> PayoutBatchProposal:
     """Locks the proposal and checks it is open and its proposer and ``decider`` are two
     people (``audit.two_person.distinct_people_check``)."""
     _permission_check(decider, (APPROVE_PERMISSION,), "You may not approve or reject bulk payouts")
@@ -233,9 +231,7 @@ def _open_batch_proposal_lock(
     return proposal
 
 
-def _decide(
-    proposal: PayoutBatchProposal, *, decision: str, decider: AbstractBaseUser, note: str
-) -> None:
+def _decide(proposal: PayoutBatchProposal, *, decision: str, decider: User, note: str) -> None:
     proposal.decision = decision
     proposal.decided_by = decider
     proposal.decided_at = timezone.now()
@@ -247,7 +243,7 @@ def _decide(
 def payout_batch_proposal_approve(
     *,
     proposal_id: int,
-    approver: AbstractBaseUser,
+    approver: User,
     note: str = "",
     request: HttpRequest | None = None,
 ) -> PayoutBatchCreateResult:
@@ -313,7 +309,7 @@ def payout_batch_proposal_approve(
 def payout_batch_proposal_reject(
     *,
     proposal_id: int,
-    approver: AbstractBaseUser,
+    approver: User,
     note: str,
     request: HttpRequest | None = None,
 ) -> PayoutBatchProposal:

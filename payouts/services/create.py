@@ -282,7 +282,7 @@ def payout_dispatch_enqueue(*, payout_id: int) -> bool:
     try:
         # One quick retry, then give up: while the broker is down a create answers at once,
         # and the payout waits for the sweeper.
-        tasks.payout_dispatch_task.apply_async(args=[payout_id], retry_policy=PUBLISH_RETRY_POLICY)
+        tasks.payout_dispatch_task.apply_async(args=[payout_id], retry_policy=PUBLISH_RETRY_POLICY)  # type: ignore[arg-type]  # celery takes any sequence; celery-types say tuple
     except Exception:
         logger.exception(
             "could not enqueue dispatch of payout %s; the dispatch_stuck sweeper will", payout_id

@@ -29,7 +29,7 @@ from payouts.services.settle import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from django.http import HttpRequest
 
 
@@ -58,7 +58,7 @@ def _resolution_status_check(to_status: str) -> None:
 
 
 def _payout_resolve(
-    *, payout: Payout, to_status: str, reason: str, resolved_by: AbstractBaseUser
+    *, payout: Payout, to_status: str, reason: str, resolved_by: User
 ) -> PayoutResolution:
     """Settles a locked ``ambiguous`` payout as ``to_status`` through the same state machine,
     wallet services and event as the automatic path. The merchant is told the outcome only:
@@ -97,7 +97,7 @@ def payout_resolve_manually(
     payout_id: int,
     to_status: str,
     reason: str,
-    resolved_by: AbstractBaseUser,
+    resolved_by: User,
     request: HttpRequest | None = None,
 ) -> PayoutResolution:
     """Settles an ``ambiguous`` payout by one person's decision, recorded with the actor and
@@ -126,8 +126,8 @@ def payout_resolve_manually(
     return resolution
 
 
-def _permission_check(user: AbstractBaseUser, permission: str, message: str) -> None:
-    if not user.has_perm(permission):  # type: ignore[attr-defined]
+def _permission_check(user: User, permission: str, message: str) -> None:
+    if not user.has_perm(permission):
         raise ApplicationError(message, status=403)
 
 
@@ -153,7 +153,7 @@ def payout_resolution_propose(
     payout_id: int,
     proposed_status: str,
     reason: str,
-    proposed_by: AbstractBaseUser,
+    proposed_by: User,
     provider_reference: str = "",
     nip_session_id: str = "",
     request: HttpRequest | None = None,
@@ -206,7 +206,7 @@ def payout_resolution_propose(
 
 
 def _open_proposal_lock(
-    *, proposal_id: int, decider: AbstractBaseUser
+    *, proposal_id: int, decider: User
 ) -> tuple[Payout, PayoutResolutionProposal]:
     """Locks the payout, then the proposal (the order ``payout_resolution_propose`` uses), and
     checks the proposal is open and ``decider`` and its proposer are two people
@@ -232,7 +232,7 @@ def _open_proposal_lock(
 
 
 def _proposal_decide(
-    proposal: PayoutResolutionProposal, *, decision: str, decider: AbstractBaseUser, note: str
+    proposal: PayoutResolutionProposal, *, decision: str, decider: User, note: str
 ) -> None:
     proposal.decision = decision
     proposal.decided_by = decider
@@ -245,7 +245,7 @@ def _proposal_decide(
 def payout_resolution_approve(
     *,
     proposal_id: int,
-    approver: AbstractBaseUser,
+    approver: User,
     note: str = "",
     request: HttpRequest | None = None,
 ) -> PayoutResolutionProposal:
@@ -290,7 +290,7 @@ def payout_resolution_approve(
 def payout_resolution_reject(
     *,
     proposal_id: int,
-    approver: AbstractBaseUser,
+    approver: User,
     note: str,
     request: HttpRequest | None = None,
 ) -> PayoutResolutionProposal:

@@ -278,7 +278,8 @@ def payouts_dispatch_stuck(
         for payout_id in stale:
             try:
                 tasks.payout_dispatch_task.apply_async(
-                    args=[payout_id], kwargs={"allow_retry": False}
+                    args=[payout_id],  # type: ignore[arg-type]  # celery takes any sequence; celery-types say tuple
+                    kwargs={"allow_retry": False},
                 )
                 report.count("queued")
             except Exception:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from drf_spectacular.utils import (
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
@@ -232,7 +234,7 @@ class StatementCsvRenderer(BaseRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         if isinstance(data, bytes):
             return data
@@ -294,8 +296,8 @@ class WalletStatementApi(MerchantApi):
             return renderer, renderer.media_type
 
     def finalize_response(
-        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
-    ) -> HttpResponseBase:
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
         """Errors stay the JSON envelope even when CSV was asked for."""
         if response.status_code >= 400 and isinstance(
             getattr(request, "accepted_renderer", None), StatementCsvRenderer

@@ -44,7 +44,7 @@ class SandboxNameEnquiryProvider:
         self, *, account_number: str, bank_code: str, reference: str
     ) -> AccountResolution:
         if account_number == UNRESOLVABLE_ACCOUNT_NUMBER:
-            body = {"status": False, "sandbox": True}
+            body: dict[str, Any] = {"status": False, "sandbox": True}
             raise AccountNotResolvedError(
                 "sandbox: account not found", raw_response=body, exchange=_exchange(404, body)
             )
