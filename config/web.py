@@ -58,7 +58,8 @@ class BufferedWsgiApp:
         max_body_bytes: int = DEFAULT_BUFFER_MAX_BYTES,
         access_log: AccessLog | None = None,
     ) -> None:
-        self.wsgi = WSGIMiddleware(wsgi_app, workers=max(1, threads))
+        # Any: a2wsgi types ASGI messages as TypedDicts; this module passes plain mappings.
+        self.wsgi: Any = WSGIMiddleware(wsgi_app, workers=max(1, threads))
         self.max_body_bytes = max_body_bytes
         self.access_log = access_log
 
@@ -201,8 +202,9 @@ class WebWorker(UvicornWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        self.wsgi = BufferedWsgiApp(
-            self.wsgi,
+        wsgi_app: Any = getattr(self, "wsgi")  # noqa: B009 - set by gunicorn's load_wsgi, untyped
+        self.wsgi: Any = BufferedWsgiApp(
+            wsgi_app,
             threads=self.cfg.threads,
             max_body_bytes=int(
                 os.environ.get("WEB_REQUEST_BUFFER_MAX_BYTES") or DEFAULT_BUFFER_MAX_BYTES

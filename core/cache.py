@@ -155,7 +155,8 @@ class PooledRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = PooledRedisCacheClient
-        self.circuit = RedisCircuit(f"Redis cache {self._servers[0].rsplit('@', 1)[-1]}")
+        servers: list[str] = self._servers  # type: ignore[attr-defined]  # set by RedisCache
+        self.circuit = RedisCircuit(f"Redis cache {servers[0].rsplit('@', 1)[-1]}")
 
     def _degrading(self, operation: Callable[[], T], fallback: T) -> T:
         try:
@@ -204,8 +205,8 @@ class PooledRedisCache(RedisCache):
     def delete_many(self, keys: Any, version: Any = None) -> None:
         self._degrading(lambda: super(PooledRedisCache, self).delete_many(keys, version), None)
 
-    def clear(self) -> bool:
-        return self._degrading(lambda: super(PooledRedisCache, self).clear(), False)
+    def clear(self) -> None:
+        self._degrading(lambda: super(PooledRedisCache, self).clear(), None)
 
     def incr(self, key: Any, delta: int = 1, version: Any = None) -> int:
         return self.circuit.call(lambda: super(PooledRedisCache, self).incr(key, delta, version))

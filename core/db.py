@@ -36,7 +36,10 @@ def quoted_table(model: type[Model], connection: Any) -> str:
 def quoted_column(model: type[Model], field_name: str, connection: Any) -> str:
     """The column of the model's field ``field_name`` as hand-written SQL names it
     (``Model._meta.get_field(name).column``, quoted: ``wallet`` is ``"wallet_id"``)."""
-    return str(connection.ops.quote_name(model._meta.get_field(field_name).column))
+    field = model._meta.get_field(field_name)
+    if not isinstance(field, Field):  # a reverse relation has no column
+        raise ValueError(f"{model.__name__}.{field_name}: not a concrete field")
+    return str(connection.ops.quote_name(field.column))
 
 
 def rows_update(objs: Sequence[Model], fields: Sequence[str], *, using: str | None = None) -> int:

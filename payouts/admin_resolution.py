@@ -10,7 +10,7 @@ propose and review pages; the proposals and resolutions have read-only admins of
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -141,9 +141,22 @@ def open_proposal(payout: Payout) -> PayoutResolutionProposal | None:
     )
 
 
-class ResolutionPagesMixin:
+if TYPE_CHECKING:
+    _PayoutAdminBase = admin.ModelAdmin[Payout]
+else:
+    _PayoutAdminBase = object
+
+
+class ResolutionPagesMixin(_PayoutAdminBase):
     """``PayoutAdmin``'s resolution controls and pages: the buttons a user may use on an
     ambiguous payout, the proposal form and the review page of a proposal."""
+
+    if TYPE_CHECKING:  # provided by PayoutAdmin
+
+        def has_propose_resolution_permission(self, request: HttpRequest) -> bool: ...
+        def has_approve_resolution_permission(self, request: HttpRequest) -> bool: ...
+        def ledger_entries_table(self, obj: Payout) -> str: ...
+        def provider_responses_pretty(self, obj: Payout) -> str: ...
 
     def resolution_buttons(self, request: HttpRequest, payout: Payout) -> list[tuple[str, str]]:
         """The resolution controls this user may use on this payout, as (label, url)."""

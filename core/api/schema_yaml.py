@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import time, timedelta
 from decimal import Decimal
 from typing import Any
@@ -101,7 +102,7 @@ class SchemaYamlRenderer(OpenApiYamlRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         return schema_yaml_dump(data)
 
@@ -111,7 +112,7 @@ class SchemaYamlRenderer2(OpenApiYamlRenderer2):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         return schema_yaml_dump(data)
 

@@ -100,9 +100,10 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
 
     def _cache_unavailable(self) -> bool:
         """Fails open (True) or, for ``THROTTLE_FAIL_CLOSED_SCOPES``, closed with 503."""
-        failed_closed = self.scope in settings.THROTTLE_FAIL_CLOSED_SCOPES
-        cache_outage_count(f"throttle_failed_{'closed' if failed_closed else 'open'}:{self.scope}")
-        _outage_log(self.scope, failed_closed=failed_closed)
+        scope = self.scope or ""
+        failed_closed = scope in settings.THROTTLE_FAIL_CLOSED_SCOPES
+        cache_outage_count(f"throttle_failed_{'closed' if failed_closed else 'open'}:{scope}")
+        _outage_log(scope, failed_closed=failed_closed)
         if failed_closed:
             raise ServiceUnavailableError(
                 "Temporarily unavailable; try again shortly",

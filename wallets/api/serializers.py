@@ -103,7 +103,7 @@ class WalletStatementParamsSerializer(serializers.Serializer):
 class WalletStatementCsvParamsSerializer(WalletStatementParamsSerializer):
     """The CSV statement route's days: always CSV, so no ``format``."""
 
-    format = None
+    format = None  # type: ignore[assignment]  # DRF removes a field set to None
 
 
 # --- Outputs -----------------------------------------------------------------------------------
