@@ -29,4 +29,7 @@ cat <<MSG
   Try:       curl -H "Authorization: Bearer ${TEST_KEY}" http://127.0.0.1:${PORT}/api/v1/transactions/bank
 
 MSG
+# Counters of the previous run's processes start again from zero (prometheus-client keeps them
+# in files, one per process, summed by /metrics).
+rm -rf "${METRICS_MULTIPROC_DIR:-$VAR_DIR/prometheus}"
 exec .venv/bin/honcho start -f Procfile -p "$PORT"

@@ -32,8 +32,20 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     assert credentials["secret_key"] in output  # the test key is printed for the user
     assert (running_service.var / "db.sqlite3").exists()
 
+    # Ready once the worker pools and beat have beaten (core.heartbeats, files under VAR_DIR).
+    deadline = time.monotonic() + 60
     ready = requests.get(f"{base}/readyz", timeout=5)
-    assert ready.json()["data"] == {"database": True, "broker": True}
+    while ready.status_code != 200 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        ready = requests.get(f"{base}/readyz", timeout=5)
+    assert ready.json()["data"] == {
+        "database": True,
+        "broker": True,
+        "worker": True,
+        "beat": True,
+        "webhooks_worker": True,
+    }, ready.text
+    assert "payouts_pending" in requests.get(f"{base}/metrics", timeout=10).text
 
     headers = {"Authorization": f"Bearer {credentials['secret_key']}"}
     banks = requests.get(f"{base}/api/v1/transactions/bank", headers=headers, timeout=5)
