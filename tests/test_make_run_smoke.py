@@ -35,7 +35,8 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     # Ready once the worker pools and beat have beaten (core.heartbeats, files under VAR_DIR).
     deadline = time.monotonic() + 60
     ready = requests.get(f"{base}/readyz", timeout=5)
-    while ready.status_code != 200 and time.monotonic() < deadline:
+    while not all((ready.json()["data"] or {"-": False}).values()):
+        assert time.monotonic() < deadline, ready.text
         time.sleep(0.5)
         ready = requests.get(f"{base}/readyz", timeout=5)
     assert ready.json()["data"] == {
