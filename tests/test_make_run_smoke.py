@@ -16,6 +16,13 @@ import requests
 from tests.service_process import RunningService, service_running, wait_for
 
 
+def wait_for_text(url: str, text: str, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in requests.get(url, timeout=10).text:
+        assert time.monotonic() < deadline, f"{text} not in {url} after {timeout}s"
+        time.sleep(0.5)
+
+
 @pytest.fixture
 def running_service(tmp_path: Path) -> Iterator[RunningService]:
     with service_running(tmp_path) as service:
@@ -90,6 +97,14 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     # The webhook pool runs beside the money worker, on its own queue.
     log = running_service.log.read_text()
     assert "webhooks@" in log and "ready." in log, log[-3000:]
+    # Idle routine runs (beat's sends, empty dispatch rounds) stay out of the INFO log; the
+    # round that dispatched the payout is in it. Once the worker has run an empty round (its
+    # counter reaches the web's /metrics through the shared multiprocess directory):
+    wait_for_text(f"{base}/metrics", 'payout_dispatch_rounds_total{result="empty"}', timeout=20)
+    log = running_service.log.read_text()
+    assert "Scheduler: Sending due task" not in log, log[-3000:]
+    assert "dispatch_round: 0 payout(s) claimed" not in log, log[-3000:]
+    assert "dispatch_round: 1 payout(s) claimed" in log, log[-3000:]
 
     process = running_service.process
     os.killpg(process.pid, signal.SIGINT)
