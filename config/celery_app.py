@@ -1,12 +1,25 @@
 """The Celery application. Settings come from Django settings under the CELERY_ namespace;
-worker and beat log through Django's ``LOGGING``, whose handlers redact secrets."""
+worker and beat log through Django's ``LOGGING``, whose handlers redact secrets.
 
+Also wired here: the heartbeats of worker pools and beat (``core.heartbeats``; read by
+``/readyz`` and ``/metrics``), and the request id that follows a request into the tasks it
+queues (``core.request_id``)."""
+
+import contextlib
 import logging.config
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import setup_logging, task_postrun, task_prerun
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    setup_logging,
+    task_postrun,
+    task_prerun,
+    worker_ready,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -44,3 +57,91 @@ def _database_connections_recycle(task: Any = None, **kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+# --- Heartbeats ---------------------------------------------------------------------------------
+
+_timers: list[Any] = []
+_in_beat = False
+
+
+@worker_ready.connect
+def _worker_heartbeat_start(sender: Any = None, **kwargs: Any) -> None:
+    """A worker records a heartbeat for each queue it consumes (``worker:<queue>``) every
+    ``HEARTBEAT_INTERVAL_SECONDS``, from a thread of its main process, from the moment it is
+    ready to take tasks until it shuts down."""
+    from core.heartbeats import heartbeat_timer_start, worker_heartbeat_name
+
+    consumer = sender
+    queues = sorted((consumer.app if consumer is not None else app).amqp.queues.consume_from)
+    names = [worker_heartbeat_name(queue) for queue in queues]
+    _timers.append(heartbeat_timer_start(lambda: names))
+
+
+@worker_shutdown.connect
+def _worker_heartbeat_stop(**kwargs: Any) -> None:
+    while _timers:
+        _timers.pop().stop()
+
+
+@beat_init.connect
+def _beat_heartbeat_start(**kwargs: Any) -> None:
+    """Beat records its own heartbeat (``beat``) every ``HEARTBEAT_INTERVAL_SECONDS``."""
+    global _in_beat
+    from core.heartbeats import BEAT_HEARTBEAT, heartbeat_timer_start
+
+    _in_beat = True
+    _timers.append(heartbeat_timer_start(lambda: [BEAT_HEARTBEAT]))
+
+
+# --- The request id -----------------------------------------------------------------------------
+
+REQUEST_ID_HEADER = "request_id"
+
+
+@before_task_publish.connect
+def _request_id_publish(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    """A task queued while serving a request carries the request's id in its headers. In beat,
+    each publish of a schedule entry is also recorded as that entry's last run."""
+    from core.request_id import request_id_get
+
+    request_id = request_id_get()
+    if headers is not None and request_id and REQUEST_ID_HEADER not in headers:
+        headers[REQUEST_ID_HEADER] = request_id
+    if _in_beat:
+        _beat_entry_sent(headers or {})
+
+
+def _beat_entry_sent(headers: dict[str, Any]) -> None:
+    from django.conf import settings
+
+    from core.heartbeats import beat_task_heartbeat_name, heartbeat_record
+
+    task = headers.get("task")
+    for entry, spec in (settings.CELERY_BEAT_SCHEDULE or {}).items():
+        if spec.get("task") == task:
+            heartbeat_record(beat_task_heartbeat_name(entry))
+
+
+@task_prerun.connect
+def _request_id_restore(task: Any = None, **kwargs: Any) -> None:
+    """In the worker, the task's records carry the id of the request that queued it."""
+    if task is None or getattr(task.request, "is_eager", False):
+        return
+    from core.request_id import request_id_set, request_id_valid
+
+    task.request._request_id_token = request_id_set(
+        request_id_valid(getattr(task.request, REQUEST_ID_HEADER, None))
+    )
+
+
+@task_postrun.connect
+def _request_id_clear(task: Any = None, **kwargs: Any) -> None:
+    token = getattr(getattr(task, "request", None), "_request_id_token", None)
+    if token is None:
+        return
+    from core.request_id import request_id_reset
+
+    # Set in another context (nothing of it left to undo here): ValueError.
+    with contextlib.suppress(ValueError):
+        request_id_reset(token)

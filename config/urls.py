@@ -9,7 +9,7 @@ from django.urls import include, path, re_path
 from django_otp.admin import OTPAdminAuthenticationForm, OTPAdminSite
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
-from config import health
+from config import health, metrics
 from core.api.schema_yaml import SchemaApi
 from core.api.views import api_route_not_found
 
@@ -39,6 +39,7 @@ admin.site.__class__ = StaffAdminSite
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("api/schema/", SchemaApi.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),

@@ -40,6 +40,9 @@ cat <<MSG
   Try:       curl -H "Authorization: Bearer ${TEST_KEY}" http://127.0.0.1:${PORT}/api/v1/transactions/bank
 
 MSG
+# Counters of the previous run's processes start again from zero (prometheus-client keeps them
+# in files, one per process, summed by /metrics).
+rm -rf "${METRICS_MULTIPROC_DIR:-$VAR_DIR/prometheus}"
 # honcho runs in the background so that a signal to this script alone (not only Ctrl-C to the
 # whole process group) stops it too; the EXIT trap then stops the embedded database.
 .venv/bin/honcho start -f Procfile -p "$PORT" &

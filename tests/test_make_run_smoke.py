@@ -18,6 +18,13 @@ import requests
 from tests.service_process import RunningService, service_running, wait_for
 
 
+def wait_for_text(url: str, text: str, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in requests.get(url, timeout=10).text:
+        assert time.monotonic() < deadline, f"{text} not in {url} after {timeout}s"
+        time.sleep(0.5)
+
+
 @pytest.fixture
 def running_service(tmp_path: Path) -> Iterator[RunningService]:
     with service_running(tmp_path) as service:
@@ -34,8 +41,21 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     assert credentials["secret_key"] in output  # the test key is printed for the user
     assert (running_service.var / "postgres" / "data" / "PG_VERSION").exists()
 
+    # Ready once the worker pools and beat have beaten (core.heartbeats, files under VAR_DIR).
+    deadline = time.monotonic() + 60
     ready = requests.get(f"{base}/readyz", timeout=5)
-    assert ready.json()["data"] == {"database": True, "broker": True}
+    while not all((ready.json()["data"] or {"-": False}).values()):
+        assert time.monotonic() < deadline, ready.text
+        time.sleep(0.5)
+        ready = requests.get(f"{base}/readyz", timeout=5)
+    assert ready.json()["data"] == {
+        "database": True,
+        "broker": True,
+        "worker": True,
+        "beat": True,
+        "webhooks_worker": True,
+    }, ready.text
+    assert "payouts_pending" in requests.get(f"{base}/metrics", timeout=10).text
 
     headers = {"Authorization": f"Bearer {credentials['secret_key']}"}
     banks = requests.get(f"{base}/api/v1/transactions/bank", headers=headers, timeout=5)
@@ -79,6 +99,14 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     # The webhook pool runs beside the money worker, on its own queue.
     log = running_service.log.read_text()
     assert "webhooks@" in log and "ready." in log, log[-3000:]
+    # Idle routine runs (beat's sends, empty dispatch rounds) stay out of the INFO log; the
+    # round that dispatched the payout is in it. Once the worker has run an empty round (its
+    # counter reaches the web's /metrics through the shared multiprocess directory):
+    wait_for_text(f"{base}/metrics", 'payout_dispatch_rounds_total{result="empty"}', timeout=20)
+    log = running_service.log.read_text()
+    assert "Scheduler: Sending due task" not in log, log[-3000:]
+    assert "dispatch_round: 0 payout(s) claimed" not in log, log[-3000:]
+    assert "dispatch_round: 1 payout(s) claimed" in log, log[-3000:]
 
     process = running_service.process
     os.killpg(process.pid, signal.SIGINT)

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Everything deployment-specific comes from the
 environment (see README "Configuration" and .env.example)."""
 
+import os
 from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
@@ -57,6 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later middleware's answer carries the request id and is counted.
+    "core.request_id.RequestIdMiddleware",
+    "core.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.middleware.RequestGuardMiddleware",
@@ -335,19 +339,29 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Logging --------------------------------------------------------------------------------
+# LOG_FORMAT: "plain" (one readable line; make run) or "json" (one object per line with the
+# request id; suggested in production). Every handler runs the secret-redaction filter.
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact_secrets": {"()": "core.logging.SecretRedactingFilter"}},
+    "filters": {
+        "request_id": {"()": "core.request_id.RequestIdLogFilter"},
+        "redact_secrets": {"()": "core.logging.SecretRedactingFilter"},
+        "routine_tasks": {"()": "core.logging.RoutineTaskLogFilter"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "core.logging.JsonFormatter"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["redact_secrets"],
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id", "redact_secrets"],
         },
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
@@ -357,8 +371,32 @@ LOGGING = {
         # and the rest reach the root's redacting handler only.
         "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.db.backends": {"level": "INFO"},
+        # Routine (beat-scheduled) task runs that did nothing log at DEBUG, not every 5 s.
+        "celery.beat": {"filters": ["routine_tasks"]},
+        "celery.worker.strategy": {"filters": ["routine_tasks"]},
+        "celery.app.trace": {"filters": ["routine_tasks"]},
     },
 }
+
+# --- Observability: heartbeats, readiness, metrics -------------------------------------------
+# Worker pools and beat record a heartbeat this often (core.heartbeats): in the cache when it is
+# Redis, else in files under HEARTBEAT_DIR (make run's processes share VAR_DIR).
+HEARTBEAT_STORE = env.str("HEARTBEAT_STORE", default="auto")  # auto, cache or file
+HEARTBEAT_DIR = env.str("HEARTBEAT_DIR", default=str(VAR_DIR / "heartbeats"))
+HEARTBEAT_INTERVAL_SECONDS = env.float("HEARTBEAT_INTERVAL_SECONDS", default=5.0)
+# /readyz answers 503 when the money worker or beat has not beaten for this long.
+WORKER_HEARTBEAT_STALE_SECONDS = env.float("WORKER_HEARTBEAT_STALE_SECONDS", default=30.0)
+BEAT_HEARTBEAT_STALE_SECONDS = env.float("BEAT_HEARTBEAT_STALE_SECONDS", default=30.0)
+# /metrics: with a token, only "Authorization: Bearer <METRICS_TOKEN>"; without, loopback only.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_STATEMENT_TIMEOUT_MS = env.int("METRICS_STATEMENT_TIMEOUT_MS", default=2000)
+# Counters of every process (gunicorn and Celery workers) are kept as files here and summed by
+# /metrics (prometheus-client's multiprocess mode). Handed to prometheus-client through
+# PROMETHEUS_MULTIPROC_DIR, always overwritten from this setting, so a child process with
+# another VAR_DIR never inherits its parent's directory.
+METRICS_MULTIPROC_DIR = env.str("METRICS_MULTIPROC_DIR", default=str(VAR_DIR / "prometheus"))
+os.makedirs(METRICS_MULTIPROC_DIR, exist_ok=True)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_MULTIPROC_DIR
 
 # --- Domain settings ------------------------------------------------------------------------
 CALLBACK_URL_ALLOW_PRIVATE = env.bool("CALLBACK_URL_ALLOW_PRIVATE", default=False)

@@ -23,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.db import rows_update
+from core.metrics import dispatch_round_count, provider_outcome_count
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import Payout, PayoutStatus
 from payouts.providers.base import (
@@ -217,8 +218,10 @@ def payouts_dispatch_send(
                 len(group),
                 provider_name,
             )
+            provider_outcome_count(provider_name, "error", len(group))
             continue
         for claim, result in zip(group, results, strict=True):
+            provider_outcome_count(provider_name, result.outcome)
             answers[claim.payout.pk] = DispatchAnswer(result=result, verify_before_send=False)
     return answers
 
@@ -350,6 +353,7 @@ def payouts_dispatch_round(
     )
     report.claimed = len(claims)
     if not claims:
+        dispatch_round_count(claimed=0, outcomes={})
         return report
     answers = payouts_dispatch_send(claims, send_by=send_by, clock=clock)
     steps = payouts_dispatch_apply(
@@ -360,6 +364,7 @@ def payouts_dispatch_round(
         report.count(payout.status if step == DispatchStep.APPLIED else str(step))
     for _unanswered in range(len(claims) - len(answers)):
         report.count("unanswered")
+    dispatch_round_count(claimed=report.claimed, outcomes=report.outcomes)
     logger.info("%s", report.summary())
     return report
 
