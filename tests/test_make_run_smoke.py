@@ -15,6 +15,8 @@ import requests
 
 from tests.service_process import RunningService, service_running, wait_for
 
+pytestmark = [pytest.mark.multiprocess]
+
 
 @pytest.fixture
 def running_service(tmp_path: Path) -> Iterator[RunningService]:

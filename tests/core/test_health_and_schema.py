@@ -18,6 +18,7 @@ def test_readyz_checks_database_and_broker(api_client: APIClient) -> None:
     assert response.json()["data"] == {"database": True, "broker": True}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_readyz_reports_an_unreachable_broker(api_client: APIClient, settings) -> None:
     from config.celery_app import app

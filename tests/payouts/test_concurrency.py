@@ -99,6 +99,7 @@ def test_concurrent_payouts_never_overdraw(merchant_account, client_for) -> None
     assert_wallet_balanced(wallet)
 
 
+@pytest.mark.multiprocess
 def test_identical_concurrent_requests_on_sqlite(tmp_path: Path) -> None:
     """The embedded default: the app on a SQLite file (WAL, IMMEDIATE transactions), migrated
     from scratch, hit by threads with one idempotency key and by threads draining the wallet."""

@@ -25,6 +25,7 @@ from wallets.services import wallet_fund, wallet_lock, wallet_reserve, wallet_re
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL"),
+    pytest.mark.slow,
 ]
 
 D = Decimal
