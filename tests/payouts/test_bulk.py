@@ -537,6 +537,7 @@ def _post_concurrently(client_for, key: str, body: dict[str, Any], threads: int)
     return answers
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_identical_concurrent_bulk_requests_make_one_batch(merchant_account, client_for) -> None:
     assert connection.vendor == "postgresql" or not os.environ.get("REQUIRE_POSTGRES")
@@ -573,6 +574,7 @@ def test_one_item(test_client, funded_wallet) -> None:
     assert response.json()["data"]["batch"]["status"] == "accepted"
 
 
+@pytest.mark.slow
 def test_five_hundred_items_with_queries_per_batch_not_per_item(
     test_client, test_wallet, django_capture_on_commit_callbacks
 ) -> None:

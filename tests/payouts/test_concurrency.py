@@ -22,6 +22,8 @@ from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wall
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
+pytestmark = [pytest.mark.slow]
+
 PROBE = Path(__file__).with_name("sqlite_concurrency_probe.py")
 THREADS = 8
 

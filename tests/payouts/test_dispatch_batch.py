@@ -309,6 +309,7 @@ def test_statements_per_batch_do_not_grow_with_its_size(
     assert_wallet_balanced(test_wallet)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_claims_take_disjoint_payouts() -> None:
