@@ -23,6 +23,8 @@ TESTS = Path(__file__).resolve().parent
 DIRECTORY_MARKERS: dict[str, tuple[str, ...]] = {
     # Real provider timeouts, killed database backends, killed workers, a broker that is down.
     "faults": ("slow",),
+    # Schemathesis against every operation of the schema: a few minutes.
+    "fuzz": ("slow",),
     # The money-core simulator: 100 sequences of 50 steps.
     "simulation": ("simulation", "slow"),
 }

@@ -51,7 +51,7 @@ from wallets.selectors import WalletTotals, payout_fee_calculate, wallet_get, wa
 from wallets.services import funding_receive, wallet_fund
 from webhooks.models import Event, EventType
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 row_locks = pytest.mark.skipif(
     connection.vendor != "postgresql",
