@@ -399,6 +399,7 @@ def rolled_back() -> Callable[[], Iterator[None]]:
     return block
 
 
+@pytest.mark.slow
 @hypothesis_settings(
     max_examples=25,
     deadline=None,
