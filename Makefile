@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: install run test lint format bench simulate migrate clean lock
+.PHONY: install run test test-fast lint format bench simulate migrate clean lock
 
 # requirements.lock pins every dependency (pip constraints) to the versions the tests pass with.
 $(STAMP): pyproject.toml requirements.lock
@@ -31,6 +31,14 @@ run: install
 
 test: install
 	@bash scripts/test.sh
+
+# The lane to run while working (a couple of minutes): ruff, then every test not marked slow,
+# browser, multiprocess or simulation, on one backend, with Hypothesis's `fast` profile, in one
+# pytest-xdist worker per core (each with a fresh test database: the data migrations' rows, such
+# as the staff roles, do not survive a kept database's flushes).
+FAST_TESTS := not slow and not browser and not multiprocess and not simulation
+test-fast: install
+	@MAKE_TEST_ONE_BACKEND=1 bash scripts/test.sh -m "$(FAST_TESTS)" --hypothesis-profile=fast -n auto
 
 lint: install
 	$(VENV)/bin/ruff check .

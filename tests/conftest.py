@@ -3,12 +3,70 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from merchants.models import Mode
 from merchants.services import MerchantCreated, merchant_create
+
+TESTS = Path(__file__).resolve().parent
+
+# --- The fast lane -------------------------------------------------------------------------------
+# `make test-fast` deselects the tests marked slow, browser, multiprocess or simulation (markers
+# registered in pyproject.toml) and runs Hypothesis under the `fast` profile. Modules carry their
+# markers in `pytestmark` (or on single tests); whole directories are marked here.
+DIRECTORY_MARKERS: dict[str, tuple[str, ...]] = {
+    # Real provider timeouts, killed database backends, killed workers, a broker that is down.
+    "faults": ("slow",),
+    # Schemathesis against every operation of the schema: a few minutes.
+    "fuzz": ("slow",),
+    # The money-core simulator: 100 sequences of 50 steps.
+    "simulation": ("simulation", "slow"),
+}
+
+# Hypothesis profiles: `default` is Hypothesis's own (what `make test` runs); `fast` generates
+# fewer cases, so invariants still get generated cases in the fast lane. Chosen with
+# `--hypothesis-profile=fast` or HYPOTHESIS_PROFILE=fast.
+FAST_PROFILE = "fast"
+FAST_MAX_EXAMPLES = 10
+hypothesis_settings.register_profile(FAST_PROFILE, max_examples=FAST_MAX_EXAMPLES)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    hypothesis_settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+
+
+def _fast_profile_loaded(config: pytest.Config) -> bool:
+    chosen = config.getoption("hypothesis_profile", None) or os.environ.get("HYPOTHESIS_PROFILE")
+    return chosen == FAST_PROFILE
+
+
+def _examples_capped(item: pytest.Item, cap: int) -> None:
+    """A test whose own ``@settings`` asks for more examples than ``cap`` runs ``cap`` of them.
+
+    Hypothesis gives a test's explicit settings precedence over the loaded profile, and a test may
+    be decorated with ``@settings`` only once, so the cap replaces the settings ``@given`` reads
+    when the test runs (the attribute it keeps them in)."""
+    function = getattr(item, "function", None)
+    if not getattr(function, "is_hypothesis_test", False):
+        return
+    current = function._hypothesis_internal_use_settings  # type: ignore[union-attr]
+    if current.max_examples > cap:
+        function._hypothesis_internal_use_settings = hypothesis_settings(  # type: ignore[union-attr]
+            current, max_examples=cap
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    fast = _fast_profile_loaded(config)
+    for item in items:
+        path = item.path.resolve()
+        if TESTS in path.parents:
+            for name in DIRECTORY_MARKERS.get(path.relative_to(TESTS).parts[0], ()):
+                item.add_marker(getattr(pytest.mark, name))
+        if fast:
+            _examples_capped(item, FAST_MAX_EXAMPLES)
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,8 @@ import requests
 
 from tests.service_process import RunningService, service_running, wait_for
 
+pytestmark = [pytest.mark.multiprocess]
+
 
 def wait_for_text(url: str, text: str, *, timeout: float) -> None:
     deadline = time.monotonic() + timeout

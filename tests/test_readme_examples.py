@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests.service_process import ROOT, RunningService, service_running, wait_for
 
 README = ROOT / "README.md"
@@ -172,6 +174,7 @@ def test_readme_marks_only_runnable_blocks() -> None:
             )
 
 
+@pytest.mark.multiprocess
 def test_readme_examples_run_as_written(tmp_path: Path) -> None:
     started = time.monotonic()
     readme_lines = README.read_text().splitlines()

@@ -49,7 +49,7 @@ from tests.collections_app.helpers import (
 from tests.payment_items.factories import PaymentItemFactory
 from webhooks.models import Event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 ARTIFACTS_DIR = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "checkout"
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -238,6 +238,7 @@ def countdown_ticks(page: Any) -> None:
 # --- the test ----------------------------------------------------------------------------------
 
 
+@pytest.mark.multiprocess
 def test_customer_pays_is_declined_and_transfers_in_a_real_browser(
     shop: dict[str, Any],
     merchant_site: RecordingReceiver,

@@ -30,7 +30,7 @@ from tests.collections_app.factories import CollectionTransactionFactory
 from tests.payment_items.factories import PaymentItemFactory
 from webhooks.models import Event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def run_together(workers: list[Callable[[], Any]]) -> list[Any]:

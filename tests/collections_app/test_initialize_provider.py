@@ -70,6 +70,7 @@ def _writes_from_another_connection(customer_email: str, reference: str) -> list
     return errors
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_provider_is_called_with_no_transaction_or_lock_open(
     live_client: APIClient, live_item: PaymentItem, paystack
@@ -105,6 +106,7 @@ def test_the_provider_is_called_with_no_transaction_or_lock_open(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_refusal_leaves_the_transaction_failed_with_the_providers_message(
     live_client: APIClient, live_item: PaymentItem, paystack
@@ -126,6 +128,7 @@ def test_a_refusal_leaves_the_transaction_failed_with_the_providers_message(
     assert Event.objects.filter(event_type="transaction.failed").count() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_replay_of_a_refused_transaction_is_the_same_refusal_without_a_provider_call(
     live_client: APIClient, live_item: PaymentItem, paystack
@@ -146,6 +149,7 @@ def test_a_replay_of_a_refused_transaction_is_the_same_refusal_without_a_provide
     assert CollectionTransaction.objects.count() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_an_unreachable_provider_leaves_it_pending_and_a_retry_attaches_the_checkout(
     live_client: APIClient, live_item: PaymentItem, paystack
@@ -183,6 +187,7 @@ def test_an_unreachable_provider_leaves_it_pending_and_a_retry_attaches_the_chec
     assert len(paystack.calls) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_concurrent_replay_during_the_provider_call_gets_the_same_checkout(
     live_client: APIClient, live_item: PaymentItem, paystack

@@ -88,6 +88,7 @@ def test_failed_attempts_never_store_the_password_or_token(lockout) -> None:  # 
     assert "424242" not in attempt.post_data
 
 
+@pytest.mark.multiprocess
 def test_the_limit_and_cool_off_come_from_the_environment(tmp_path: Path) -> None:
     script = (
         "import json, django; django.setup(); from django.conf import settings;"

@@ -21,7 +21,7 @@ import pytest
 from core.api.schema_components import ApiTag
 from tests.browser import chromium_context
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "docs"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}

@@ -37,6 +37,7 @@ def test_readyz_checks_database_and_broker(api_client: APIClient, heartbeats_fre
     assert data["broker"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_readyz_reports_an_unreachable_broker(
     api_client: APIClient, settings, heartbeats_fresh

@@ -663,6 +663,7 @@ def _unstorable(text: str) -> bool:
     return any(character in text for character in HOSTILE_CHARACTERS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", PARAMETER_ROUTES, ids=lambda route: route.label)
 def test_property_hostile_path_segments(route: Route, world: World) -> None:
     existing = {str(world.payout_id), str(world.payment_item_id), world.reference}
@@ -714,6 +715,7 @@ def _with_every_extreme_date(test: Callable[..., None]) -> Callable[..., None]:
     return test
 
 
+@pytest.mark.slow
 def test_property_extreme_dates_on_the_payout_list(world: World) -> None:
     """``to_date=9999-12-31`` overflowed computing the end of the day: a 500."""
 
@@ -730,6 +732,7 @@ def test_property_extreme_dates_on_the_payout_list(world: World) -> None:
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.label)
 def test_property_hostile_query_parameters(route: Route, world: World) -> None:
     @_hostile_settings(30 if route.query else 12)
@@ -768,6 +771,7 @@ def _mutations(route: Route, world: World) -> st.SearchStrategy[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", JSON_ROUTES, ids=lambda route: route.label)
 def test_property_hostile_json_bodies(route: Route, world: World) -> None:
     @_hostile_settings(25)
@@ -782,6 +786,7 @@ def test_property_hostile_json_bodies(route: Route, world: World) -> None:
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.label)
 def test_property_hostile_headers(route: Route, world: World) -> None:
     names = st.sampled_from(

@@ -79,6 +79,7 @@ def test_keys_are_redacted_wherever_they_start(text: str) -> None:
     assert REDACTED in redacted
 
 
+@pytest.mark.multiprocess
 def test_django_request_logging_with_debug_on_is_redacted(tmp_path: Path) -> None:
     output = _python(
         """
@@ -109,6 +110,7 @@ def test_django_request_logging_with_debug_on_is_redacted(tmp_path: Path) -> Non
     _assert_no_secret(output)
 
 
+@pytest.mark.multiprocess
 def test_celery_worker_logging_is_redacted(tmp_path: Path) -> None:
     output = _python(
         """
@@ -131,6 +133,7 @@ def test_celery_worker_logging_is_redacted(tmp_path: Path) -> None:
     _assert_no_secret(output)
 
 
+@pytest.mark.multiprocess
 def test_gunicorn_access_and_error_logs_are_redacted(tmp_path: Path) -> None:
     output = _python(
         """

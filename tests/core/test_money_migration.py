@@ -46,6 +46,7 @@ def _raw(table: str, column: str, pk: int) -> object:
         return cursor.fetchone()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_odd_cent_rows_migrate_forward_exactly() -> None:
     wallet = WalletFactory()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.multiprocess]
+
 ROOT = Path(__file__).resolve().parents[2]
 DEVELOPMENT_FUNDING_SECRET = "dev-funding-webhook-secret-change-me"
 # core.crypto.development_key(): public, so production refuses it.

@@ -41,6 +41,8 @@ from tests.faults.conftest import (
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_totals
 
+pytestmark = [pytest.mark.multiprocess]
+
 APP_NAME = "faults-web"
 
 

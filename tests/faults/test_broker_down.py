@@ -30,6 +30,8 @@ from tests.faults.conftest import (
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_totals
 
+pytestmark = [pytest.mark.multiprocess]
+
 CREATE_BUDGET_SECONDS = 10
 
 

@@ -27,6 +27,8 @@ from tests.faults.conftest import Broker, Processes, free_port, wait_for
 from webhooks.deliveries import webhook_signature_compute
 from webhooks.models import DeliveryStatus, Event, WebhookDelivery
 
+pytestmark = [pytest.mark.multiprocess]
+
 FAILED_ATTEMPTS_WHILE_DOWN = 3
 EVENTS = 3
 

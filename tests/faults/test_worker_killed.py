@@ -33,6 +33,8 @@ from tests.faults.conftest import (
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_totals
 
+pytestmark = [pytest.mark.multiprocess]
+
 VISIBILITY_TIMEOUT = 3
 CLAIM_TIMEOUT = 2
 

@@ -46,7 +46,7 @@ from wallets.selectors import WalletTotals, payout_fee_calculate, wallet_get, wa
 from wallets.services import funding_receive, wallet_fund
 from webhooks.models import Event, EventType
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 D = Decimal
 AMOUNT = D("1000.00")

@@ -45,6 +45,8 @@ from tests.linearizability.history import (
 from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 from wallets.selectors import wallet_totals
 
+pytestmark = [pytest.mark.multiprocess]
+
 CLIENTS = 16
 AMOUNT = "1000.00"
 OTHER_AMOUNT = "2500.00"

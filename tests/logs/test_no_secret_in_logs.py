@@ -48,6 +48,8 @@ from tests.celery_worker import (
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
 
+pytestmark = [pytest.mark.multiprocess]
+
 REDIS_URL = os.environ.get("LOGS_REDIS_URL", "redis://127.0.0.1:6379/10")
 DEFAULT_QUEUE = "celery"
 PAYOUTS_PATH = "/api/v1/transactions/in/merchant-wallet/payouts"

@@ -36,7 +36,7 @@ from wallets.models import FundingTransfer, LedgerEntry, Wallet
 from wallets.selectors import wallet_get
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 VIEWPORT = {"width": 1400, "height": 900}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "admin"

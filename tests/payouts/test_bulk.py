@@ -536,6 +536,7 @@ def _post_concurrently(client_for, key: str, body: dict[str, Any], threads: int)
     return answers
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_identical_concurrent_bulk_requests_make_one_batch(merchant_account, client_for) -> None:
     wallet = fund_wallet(wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "50000")
@@ -571,6 +572,7 @@ def test_one_item(test_client, funded_wallet) -> None:
     assert response.json()["data"]["batch"]["status"] == "accepted"
 
 
+@pytest.mark.slow
 def test_five_hundred_items_with_queries_per_batch_not_per_item(
     test_client, test_wallet, django_capture_on_commit_callbacks
 ) -> None:

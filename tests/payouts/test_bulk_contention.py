@@ -26,7 +26,7 @@ from tests.payouts.helpers import (
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 BULK_URL = f"{PAYOUTS_URL}/bulk"
 KEYS_PER_ROUND = 12

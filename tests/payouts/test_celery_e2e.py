@@ -22,6 +22,8 @@ from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wall
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
+pytestmark = [pytest.mark.multiprocess]
+
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
 WORKER_WAIT_SECONDS = 60
 

@@ -15,6 +15,7 @@ from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wall
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
 
+pytestmark = [pytest.mark.slow]
 THREADS = 8
 
 

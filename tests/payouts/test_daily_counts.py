@@ -263,6 +263,7 @@ class PayoutCountsMachine(RuleBasedStateMachine):
             assert _wallet_total(wallet, filters) == _list_count(wallet, filters), filters
 
 
+@pytest.mark.slow
 def test_counts_and_list_totals_stay_exact_whoever_writes() -> None:
     run_state_machine_as_test(
         PayoutCountsMachine,
@@ -486,6 +487,7 @@ def test_rebuild_then_writes_keep_counting(test_wallet: Wallet) -> None:
 # --- the migration ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_counts_the_payouts_already_there_and_unwinds() -> None:
     wallet = _new_wallet()

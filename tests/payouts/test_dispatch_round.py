@@ -318,6 +318,7 @@ def test_statements_per_round_do_not_grow_with_its_size(
     assert_wallet_balanced(test_wallet)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_claims_take_disjoint_payouts() -> None:
     merchant = merchant_create(name="Twin Workers", email="twins@example.com").merchant
@@ -406,6 +407,7 @@ def rolled_back() -> Callable[[], Iterator[None]]:
     return block
 
 
+@pytest.mark.slow
 @hypothesis_settings(
     max_examples=25,
     deadline=None,

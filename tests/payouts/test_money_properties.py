@@ -165,6 +165,7 @@ class PayoutMoneyMachine(RuleBasedStateMachine):
         assert LedgerEntry.objects.filter(wallet_id=self.wallet.pk).exists() == (self.funded > 0)
 
 
+@pytest.mark.slow
 def test_payout_sequences_keep_every_wallet_exact() -> None:
     run_state_machine_as_test(
         PayoutMoneyMachine,

@@ -24,7 +24,7 @@ from payouts.models import Payout, PayoutStatus
 from reconciliation.models import ReconciliationItem
 from tests.browser import chromium_context, in_thread
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 PASSWORD = "correct horse battery staple 42"
 ARTIFACTS = Path(django_settings.VAR_DIR) / "artifacts" / "reconciliation"

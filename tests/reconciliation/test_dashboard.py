@@ -339,6 +339,7 @@ def test_page_defaults_to_today_in_live_mode(viewer_client, spread) -> None:
     assert f'value="{local_today().isoformat()}"' in page
 
 
+@pytest.mark.slow
 def test_every_payout_list_link_lists_exactly_the_counted_payouts(
     viewer_client, spread, day
 ) -> None:

@@ -29,6 +29,7 @@ from wallets.services import (
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
 ]
 
 D = Decimal

@@ -123,6 +123,7 @@ class WalletLedgerMachine(RuleBasedStateMachine):
             assert last.reserved_balance_after == self.reserved
 
 
+@pytest.mark.slow
 def test_wallet_ledger_invariants_hold_for_random_operation_sequences() -> None:
     run_state_machine_as_test(
         WalletLedgerMachine,

@@ -24,6 +24,7 @@ def _migrate(targets: list[tuple[str, str]] | None = None) -> MigrationExecutor:
     return executor
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_existing_fundings_keep_their_rows_and_get_their_wallets_mode() -> None:
     test_wallet = WalletFactory(mode=Mode.TEST)

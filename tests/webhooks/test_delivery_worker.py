@@ -29,7 +29,7 @@ from tests.collections_app.helpers import (
 from tests.merchants.factories import WebhookSettingsFactory
 from webhooks.models import DeliveryStatus, Event, WebhookDelivery
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.multiprocess]
 
 WAIT_SECONDS = 30
 
