@@ -21,7 +21,7 @@ TESTS = Path(__file__).resolve().parent
 # markers in `pytestmark` (or on single tests); whole directories are marked here.
 DIRECTORY_MARKERS: dict[str, tuple[str, ...]] = {
     # Real provider timeouts, killed database backends, killed workers, a broker that is down.
-    "faults": ("slow",),
+    "faults": ("slow", "multiprocess"),
     # Schemathesis against every operation of the schema: a few minutes.
     "fuzz": ("slow",),
     # The money-core simulator: 100 sequences of 50 steps.

@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "embedded_db.py"
+
+pytestmark = [pytest.mark.multiprocess]
 
 
 def _server(action: str, var: Path) -> subprocess.CompletedProcess[str]:

@@ -60,6 +60,7 @@ def test_help_prints_the_steps_and_runs_nothing(capsys: pytest.CaptureFixture[st
     assert "`make bench`" in capsys.readouterr().out
 
 
+@pytest.mark.multiprocess
 def test_the_bench_workers_consume_every_queue_of_the_service() -> None:
     env = worker_env(Config())
     consumed: set[str] = set()

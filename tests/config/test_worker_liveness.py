@@ -38,6 +38,8 @@ REQUEST_ID = "req-liveness-0123456789"
 
 unavailable = unavailable_for("worker liveness test")
 
+pytestmark = [pytest.mark.multiprocess]
+
 
 def _ready() -> tuple[int, str]:
     heartbeat_record(BEAT_HEARTBEAT)  # beat is not under test here

@@ -150,6 +150,7 @@ def test_the_circuit_backs_off_and_closes_again_on_success(caplog) -> None:
     assert "test redis is back after 2 consecutive failure(s)" in messages[1]
 
 
+@pytest.mark.multiprocess
 def test_redis_settings_give_the_cache_short_socket_timeouts() -> None:
     env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
     env.update(CACHE_URL="redis://127.0.0.1:6379/1", DJANGO_SETTINGS_MODULE="config.settings.local")

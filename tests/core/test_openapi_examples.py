@@ -370,6 +370,7 @@ def test_the_example_requests_answer_as_the_schema_says(
 # --- a generated client -------------------------------------------------------------------------
 
 
+@pytest.mark.multiprocess
 def test_a_generated_client_builds_and_imports(schema: dict[str, Any], tmp_path: Path) -> None:
     generator = shutil.which("openapi-python-client")
     if generator is None:

@@ -33,6 +33,8 @@ SLOW_CLIENTS = 10
 ANSWER_BUDGET_SECONDS = 1.5
 KEEPALIVE_SECONDS = 5  # config/gunicorn.py's default
 
+pytestmark = [pytest.mark.multiprocess]
+
 
 @dataclass(frozen=True)
 class Web:

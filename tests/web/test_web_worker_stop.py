@@ -15,6 +15,8 @@ from tests.service_process import ROOT, free_port, wait_for
 
 STOP_BUDGET_SECONDS = 15  # gunicorn's graceful_timeout (30 s) ends in SIGKILL
 
+pytestmark = [pytest.mark.multiprocess]
+
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM, signal.SIGQUIT])
 def test_the_web_stops_promptly_and_without_errors(stop_signal: int, tmp_path: Path) -> None:
