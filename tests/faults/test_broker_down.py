@@ -69,8 +69,8 @@ def test_create_succeeds_with_the_broker_down_and_dispatch_stuck_sends_it_later(
         ).count()
         == 1
     )
-    assert "could not enqueue dispatch" in wait_for(
-        lambda: "could not enqueue dispatch" in web.output() and web.output(),
+    assert "could not enqueue a dispatch round" in wait_for(
+        lambda: "could not enqueue a dispatch round" in web.output() and web.output(),
         timeout=10,
         what="the enqueue failure in the web log",
     )

@@ -109,7 +109,7 @@ def test_with_redis_down_reads_answer_creates_are_accepted_and_dispatch_follows_
     payout = Payout.objects.get(pk=body["data"]["payout"]["id"])
     assert payout.status == PayoutStatus.RESERVED
     wait_for(
-        lambda: "could not enqueue dispatch" in web.output(),
+        lambda: "could not enqueue a dispatch round" in web.output(),
         timeout=10,
         what="the enqueue failure in the web log",
     )
@@ -172,7 +172,7 @@ def test_with_the_broker_black_holed_and_the_cache_up_a_create_is_accepted_promp
         assert http_json("GET", f"{base_url}{PAYOUTS_PATH}", key=key)[0] == 200
     assert Payout.objects.get(pk=body["data"]["payout"]["id"]).status == PayoutStatus.RESERVED
     wait_for(
-        lambda: "could not enqueue dispatch" in web.output(),
+        lambda: "could not enqueue a dispatch round" in web.output(),
         timeout=10,
         what="the enqueue failure in the web log",
     )
