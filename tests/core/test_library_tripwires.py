@@ -20,6 +20,10 @@ CHECKED_AGAINST = {
     "urllib3": "2.8.0",
     "requests": "2.34.2",
     "drf-spectacular": "0.30.0",
+    "uvicorn-worker": "0.4.0",
+    "uvicorn": "0.54.0",
+    "a2wsgi": "1.10.10",
+    "hypothesis": "6.170.15",
 }
 
 
@@ -67,6 +71,22 @@ def _pin_check(distribution: str, relies: str) -> None:
             "drf-spectacular",
             "core/api/schema.py (AutoSchema._get_examples and _is_list_view overridden so "
             "examples are whole answers)",
+        ),
+        (
+            "uvicorn-worker",
+            "config/web.py (UvicornWorker's _install_sigquit_handler and _serve replaced, "
+            "CONFIG_KWARGS, init_signals and load_wsgi extended)",
+        ),
+        (
+            "uvicorn",
+            "config/web.py (Server(config).serve(sockets=…), server.started, server.should_exit, "
+            "config.limit_concurrency)",
+        ),
+        ("a2wsgi", "config/web.py (WSGIMiddleware(app, workers=N) as the thread pool)"),
+        (
+            "hypothesis",
+            "tests/conftest.py (the fast lane lowers a test's own max_examples through "
+            "`_hypothesis_internal_use_settings`)",
         ),
     ],
 )
@@ -119,4 +139,21 @@ def test_the_urllib3_internals_webhooks_posting_overrides_exist() -> None:
     for pool in (connectionpool.HTTPConnectionPool, connectionpool.HTTPSConnectionPool):
         assert hasattr(pool, "ConnectionCls"), (
             f"{pool.__name__}.ConnectionCls is gone: webhooks/posting.py swaps it"
+        )
+
+
+def test_the_uvicorn_worker_internals_config_web_replaces_exist() -> None:
+    from uvicorn.server import Server
+    from uvicorn_worker import UvicornWorker
+
+    for name in ("_install_sigquit_handler", "_serve", "init_signals", "load_wsgi"):
+        assert callable(getattr(UvicornWorker, name, None)), (
+            f"UvicornWorker.{name} is gone: config/web.py WebWorker overrides it"
+        )
+    assert isinstance(getattr(UvicornWorker, "CONFIG_KWARGS", None), dict), (
+        "UvicornWorker.CONFIG_KWARGS is gone: config/web.py WebWorker sets it"
+    )
+    for name in ("serve", "should_exit", "started"):
+        assert hasattr(Server, name) or name in Server.__init__.__code__.co_names, (
+            f"uvicorn's Server.{name} is gone: config/web.py WebWorker._serve relies on it"
         )
