@@ -38,7 +38,7 @@ test: install
 # as the staff roles, do not survive a kept database's flushes).
 FAST_TESTS := not slow and not browser and not multiprocess and not simulation
 test-fast: install
-	@MAKE_TEST_ONE_BACKEND=1 bash scripts/test.sh -m "$(FAST_TESTS)" --hypothesis-profile=fast -n auto
+	@bash scripts/test.sh -m "$(FAST_TESTS)" --hypothesis-profile=fast -n auto
 
 lint: install
 	$(VENV)/bin/ruff check .
