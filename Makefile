@@ -33,7 +33,7 @@ test: install
 	@bash scripts/test.sh
 
 # The lane to run while working (a couple of minutes): ruff, then every test not marked slow,
-# browser, multiprocess or simulation, on one backend, with Hypothesis's `fast` profile, in one
+# browser, multiprocess or simulation, with Hypothesis's `fast` profile, in one
 # pytest-xdist worker per core (each with a fresh test database: the data migrations' rows, such
 # as the staff roles, do not survive a kept database's flushes).
 FAST_TESTS := not slow and not browser and not multiprocess and not simulation
