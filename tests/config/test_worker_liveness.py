@@ -22,7 +22,6 @@ from payouts.models import Payout, PayoutStatus
 from tests.celery_worker import (
     celery_publishing_to,
     celery_worker_start,
-    postgres_require,
     redis_require,
     unavailable_for,
     unique_queue,
@@ -82,7 +81,6 @@ def test_readiness_and_backlog_follow_a_real_worker(
     client_for: Callable[[str], APIClient],
 ) -> None:
     redis_require(REDIS_URL, unavailable=unavailable)
-    postgres_require(unavailable=unavailable)
     queue = unique_queue("liveness")
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     settings.WORKER_HEARTBEAT_STALE_SECONDS = STALE_SECONDS
