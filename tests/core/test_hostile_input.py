@@ -222,6 +222,11 @@ class Route:
         return f"{self.method} {self.path}"
 
     @property
+    def csv(self) -> bool:
+        """The statement's CSV route answers CSV on success, the envelope on error."""
+        return self.path.endswith("/statement/csv")
+
+    @property
     def html(self) -> bool:
         return self.path.startswith("/checkout/")
 
@@ -251,6 +256,11 @@ ROUTES = [
         "GET",
         API + "transactions/in/merchant-wallet/statement",
         query=("from_date", "to_date", "format"),
+    ),
+    Route(
+        "GET",
+        API + "transactions/in/merchant-wallet/statement/csv",
+        query=("from_date", "to_date"),
     ),
     Route("GET", API + "transactions/in/merchant-wallet/alerts"),
     Route(
@@ -398,6 +408,9 @@ def assert_answer_shape(route: Route, response: Any) -> None:
     if route.html:
         if response.status_code not in (301, 302, 303):
             assert response["Content-Type"].startswith("text/html"), response["Content-Type"]
+        return
+    if route.csv and response.status_code == 200:
+        assert response["Content-Type"].startswith("text/csv"), response["Content-Type"]
         return
     body = response.json()
     if response.status_code == 403 and "payment-item" in route.path:
