@@ -39,7 +39,7 @@ FENCE_END = re.compile(r"^ {0,3}```\s*$")
 EXPECT = re.compile(r"^<!--\s*expect:\s*(?P<status>[1-5]\d\d)\s*-->$")
 RUNNABLE_LANGUAGES = ("sh", "bash")
 README_PORT = "127.0.0.1:8000"
-BUDGET_SECONDS = 150  # service start and every example together
+BUDGET_SECONDS = 135  # service start and every example together: about 70 s on an idle machine
 START_SECONDS = 60
 
 # Each call appends "<script line> <record>" to $CALLS/log and keeps <record>.headers and
