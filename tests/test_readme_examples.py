@@ -1,16 +1,19 @@
-"""Every shell example of README.md runs as written, in order, against a fresh `make run`.
+"""Every shell example of the README and the docs runs as written, in order, against a fresh
+`make run`.
 
 Which blocks run: a fenced block tagged ``sh`` or ``bash`` whose text holds ``curl`` and
 ``127.0.0.1:8000`` or ``$BASE``. Output samples and other snippets are fenced ``text``,
 ``json``, ``console`` or ``python``, or call no service.
 
-The runnable blocks run in README order in one ``bash`` session (``set -Eeuo pipefail``) whose
-working directory holds the service's ``var/``, as a reader's shell in the repository root
-does, with ``127.0.0.1:8000`` replaced by the service's port. A ``curl`` function defined first
-keeps every answer's headers and body. Every call must answer 2xx, and a JSON answer must say
-``"status": true``; every call of a block whose fence has ``<!-- expect: NNN -->`` on the line
-above must answer NNN with ``"status": false``. A failure names the README line of the call or
-command that failed.
+The files run in the order of ``EXAMPLE_FILES`` (the README's tour, then ``docs/api.md``, then
+``docs/sandbox.md``, whose examples use the ids ``docs/api.md`` sets), each top to bottom, all in
+one ``bash`` session (``set -Eeuo pipefail``) whose working directory holds the service's
+``var/``, as a reader's shell in the repository root does, with ``127.0.0.1:8000`` replaced by
+the service's port. A docs file with runnable blocks that is not in ``EXAMPLE_FILES`` fails the
+check. A ``curl`` function defined first keeps every answer's headers and body. Every call must
+answer 2xx, and a JSON answer must say ``"status": true``; every call of a block whose fence has
+``<!-- expect: NNN -->`` on the line above must answer NNN with ``"status": false``. A failure
+names the file and line of the call or command that failed.
 
 The service is started as ``make run`` starts it (``tests/service_process.py``), on the embedded
 defaults whatever database the suite runs on.
@@ -30,13 +33,15 @@ import pytest
 
 from tests.service_process import ROOT, RunningService, service_running, wait_for
 
-README = ROOT / "README.md"
+# The files whose examples run, in the order they run: later ones use variables set by earlier ones.
+EXAMPLE_FILES = ("README.md", "docs/api.md", "docs/sandbox.md")
+DOCS = ROOT / "docs"
 FENCE = re.compile(r"^ {0,3}```(?P<language>[\w-]*)\s*$")
 FENCE_END = re.compile(r"^ {0,3}```\s*$")
 EXPECT = re.compile(r"^<!--\s*expect:\s*(?P<status>[1-5]\d\d)\s*-->$")
 RUNNABLE_LANGUAGES = ("sh", "bash")
 README_PORT = "127.0.0.1:8000"
-BUDGET_SECONDS = 120  # service start and every example together
+BUDGET_SECONDS = 135  # service start and every example together: about 70 s on an idle machine
 START_SECONDS = 60
 
 # Each call appends "<script line> <record>" to $CALLS/log and keeps <record>.headers and
@@ -53,25 +58,40 @@ trap 'printf "%s\n%s\n" "$LINENO" "$BASH_COMMAND" > "$CALLS/failed"' ERR
 """
 
 
+# A line of an example file: its path relative to the repository root and its line number.
+Source = tuple[str, int]
+NOWHERE: Source = ("", 0)
+
+
 @dataclass(frozen=True)
 class Block:
-    first_line: int  # README line number of the block's first line of code
+    path: str  # the file, relative to the repository root
+    first_line: int  # line number of the block's first line of code
     lines: list[str]
     expected_status: int | None  # None: every call 2xx
 
-    def holds(self, readme_line: int) -> bool:
-        return self.first_line <= readme_line < self.first_line + len(self.lines)
+    def holds(self, source: Source) -> bool:
+        path, line = source
+        return path == self.path and self.first_line <= line < self.first_line + len(self.lines)
 
-    def line_above(self, readme_line: int, starts: Callable[[str], bool]) -> int:
-        """The nearest line at or above ``readme_line`` in this block where ``starts``: bash
-        reports a command spread over several lines by its last line."""
-        for line in range(readme_line, self.first_line - 1, -1):
-            if starts(self.lines[line - self.first_line].strip()):
-                return line
-        return readme_line
+    def line_above(self, line: int, starts: Callable[[str], bool]) -> int:
+        """The nearest line at or above ``line`` in this block where ``starts``: bash reports a
+        command spread over several lines by its last line."""
+        for number in range(line, self.first_line - 1, -1):
+            if starts(self.lines[number - self.first_line].strip()):
+                return number
+        return line
 
 
-def runnable_blocks(text: str) -> list[Block]:
+def example_blocks() -> list[Block]:
+    """The runnable blocks of every file of ``EXAMPLE_FILES``, in the order they run."""
+    blocks: list[Block] = []
+    for path in EXAMPLE_FILES:
+        blocks += runnable_blocks((ROOT / path).read_text(), path)
+    return blocks
+
+
+def runnable_blocks(text: str, path: str) -> list[Block]:
     lines = text.splitlines()
     blocks: list[Block] = []
     index = 0
@@ -94,6 +114,7 @@ def runnable_blocks(text: str) -> list[Block]:
             expect = EXPECT.match(lines[index - 1].strip()) if index else None
             blocks.append(
                 Block(
+                    path=path,
                     first_line=index + 2,
                     lines=code,
                     expected_status=int(expect["status"]) if expect else None,
@@ -103,26 +124,26 @@ def runnable_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def script_build(blocks: list[Block], *, port: int) -> tuple[str, dict[int, int]]:
-    """The session's text and, for each script line from a block, its README line."""
+def script_build(blocks: list[Block], *, port: int) -> tuple[str, dict[int, Source]]:
+    """The session's text and, for each script line from a block, its file and line."""
     script_lines = PRELUDE.splitlines()
-    readme_line_of: dict[int, int] = {}
+    source_of: dict[int, Source] = {}
     for block in blocks:
         for offset, line in enumerate(block.lines):
             script_lines.append(line.replace(README_PORT, f"127.0.0.1:{port}"))
-            readme_line_of[len(script_lines)] = block.first_line + offset
-    return "\n".join(script_lines) + "\n", readme_line_of
+            source_of[len(script_lines)] = (block.path, block.first_line + offset)
+    return "\n".join(script_lines) + "\n", source_of
 
 
 @dataclass(frozen=True)
 class Call:
-    readme_line: int
+    source: Source
     status: int | None
     content_type: str
     body: str
 
 
-def calls_read(calls_dir: Path, readme_line_of: dict[int, int]) -> list[Call]:
+def calls_read(calls_dir: Path, source_of: dict[int, Source]) -> list[Call]:
     log = calls_dir / "log"
     calls = []
     for entry in log.read_text().splitlines() if log.exists() else []:
@@ -134,7 +155,7 @@ def calls_read(calls_dir: Path, readme_line_of: dict[int, int]) -> list[Call]:
         body = Path(f"{record}.body")
         calls.append(
             Call(
-                readme_line=readme_line_of.get(int(script_line), 0),
+                source=source_of.get(int(script_line), NOWHERE),
                 status=int(statuses[-1]) if statuses else None,
                 content_type=content_types[-1].rstrip(";").lower() if content_types else "",
                 body=body.read_text(errors="replace") if body.exists() else "",
@@ -161,24 +182,33 @@ def call_problem(call: Call, block: Block) -> str | None:
     return None
 
 
-def test_readme_marks_only_runnable_blocks() -> None:
-    text = README.read_text()
-    blocks = runnable_blocks(text)
-    assert len(blocks) >= 10, "the README's runnable examples were not found"
-    first_lines = {block.first_line for block in blocks}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if EXPECT.match(line.strip()):
-            # the marker, then the fence, then the block's first line
-            assert number + 2 in first_lines, (
-                f"README.md:{number}: an expect marker must sit right above a runnable block"
+def test_examples_mark_only_runnable_blocks() -> None:
+    readme_blocks = runnable_blocks((ROOT / "README.md").read_text(), "README.md")
+    assert len(readme_blocks) >= 3, "the README's tour was not found"
+    assert len(example_blocks()) >= 10, "the runnable examples of the docs were not found"
+    docs = sorted(f"docs/{path.name}" for path in DOCS.glob("*.md"))
+    for path in dict.fromkeys([*EXAMPLE_FILES, *docs]):
+        text = (ROOT / path).read_text()
+        blocks = runnable_blocks(text, path)
+        if path not in EXAMPLE_FILES:
+            assert not blocks, (
+                f"{path}:{blocks[0].first_line}: runnable examples in a file that EXAMPLE_FILES "
+                "does not list: add the file there, in the order its examples must run"
             )
+        first_lines = {block.first_line for block in blocks}
+        for number, line in enumerate(text.splitlines(), start=1):
+            if EXPECT.match(line.strip()):
+                # the marker, then the fence, then the block's first line
+                assert number + 2 in first_lines, (
+                    f"{path}:{number}: an expect marker must sit right above a runnable block"
+                )
 
 
 @pytest.mark.multiprocess
-def test_readme_examples_run_as_written(tmp_path: Path) -> None:
+def test_examples_run_as_written(tmp_path: Path) -> None:
     started = time.monotonic()
-    readme_lines = README.read_text().splitlines()
-    blocks = runnable_blocks("\n".join(readme_lines))
+    sources = {path: (ROOT / path).read_text().splitlines() for path in EXAMPLE_FILES}
+    blocks = example_blocks()
     session = tmp_path / "session"
     session.mkdir()
     calls_dir = tmp_path / "calls"
@@ -187,12 +217,12 @@ def test_readme_examples_run_as_written(tmp_path: Path) -> None:
     with service_running(session) as service:
         health = wait_for(f"{service.base_url}/healthz", timeout=START_SECONDS)
         assert health.status_code == 200, service.log.read_text()[-3000:]
-        script, readme_line_of = script_build(blocks, port=service.port)
-        (tmp_path / "readme_session.sh").write_text(script)
+        script, source_of = script_build(blocks, port=service.port)
+        (tmp_path / "examples_session.sh").write_text(script)
         remaining = BUDGET_SECONDS - (time.monotonic() - started)
         try:
             result = subprocess.run(
-                ["bash", str(tmp_path / "readme_session.sh")],
+                ["bash", str(tmp_path / "examples_session.sh")],
                 cwd=session,
                 env={**service.env, "CALLS": str(calls_dir)},
                 capture_output=True,
@@ -201,49 +231,55 @@ def test_readme_examples_run_as_written(tmp_path: Path) -> None:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            calls = calls_read(calls_dir, readme_line_of)
-            last = calls[-1].readme_line if calls else 0
+            calls = calls_read(calls_dir, source_of)
+            path, line = calls[-1].source if calls else NOWHERE
+            text = sources[path][line - 1].strip() if line else ""
             raise AssertionError(
-                f"the README examples did not finish within {BUDGET_SECONDS}s; last call: "
-                f"README.md:{last}: {readme_lines[last - 1].strip() if last else ''}"
+                f"the examples did not finish within {BUDGET_SECONDS}s; last call: "
+                f"{path}:{line}: {text}"
             ) from None
-        problems = _problems(result, service, readme_lines, blocks, calls_dir, readme_line_of)
+        problems = _problems(result, service, sources, blocks, calls_dir, source_of)
     assert not problems, "\n\n".join(problems)
 
 
 def _problems(
     result: subprocess.CompletedProcess[str],
     service: RunningService,
-    readme_lines: list[str],
+    sources: dict[str, list[str]],
     blocks: list[Block],
     calls_dir: Path,
-    readme_line_of: dict[int, int],
+    source_of: dict[int, Source],
 ) -> list[str]:
-    def block_of(readme_line: int) -> Block | None:
-        return next((block for block in blocks if block.holds(readme_line)), None)
+    def block_of(source: Source) -> Block | None:
+        return next((block for block in blocks if block.holds(source)), None)
 
-    def where(readme_line: int, starts: Callable[[str], bool] = bool) -> str:
-        block = block_of(readme_line)
+    def where(source: Source, starts: Callable[[str], bool] = bool) -> str:
+        block = block_of(source)
         if block is None:
             return "(the session's prelude)"
-        start = block.line_above(readme_line, starts)
-        lines = f"{start}-{readme_line}" if start != readme_line else f"{start}"
-        return f"README.md:{lines}: {readme_lines[start - 1].strip()}"
+        path, line = source
+        start = block.line_above(line, starts)
+        lines = f"{start}-{line}" if start != line else f"{start}"
+        return f"{path}:{lines}: {sources[path][start - 1].strip()}"
 
     def calls_curl(line: str) -> bool:
         return "curl" in line
 
     problems = []
-    calls = calls_read(calls_dir, readme_line_of)
+    calls = calls_read(calls_dir, source_of)
     for call in calls:
-        block = block_of(call.readme_line)
-        problem = call_problem(call, block) if block else "was not made by a README block"
+        block = block_of(call.source)
+        problem = call_problem(call, block) if block else "was not made by an example block"
         if problem:
             body = call.body[:500]
-            problems.append(f"{where(call.readme_line, calls_curl)}\n  {problem}: {body}")
+            problems.append(f"{where(call.source, calls_curl)}\n  {problem}: {body}")
     if result.returncode != 0:
         failed = calls_dir / "failed"
         script_line, command = failed.read_text().split("\n", 1) if failed.exists() else ("0", "")
+        if not failed.exists():
+            # an error that stops bash without the ERR trap (an unbound variable) names its line
+            stopped = re.search(r"\.sh: line (\d+): ", result.stderr)
+            script_line = stopped[1] if stopped else script_line
         # bash gives the command with its line continuations joined
         command = command.replace(f"127.0.0.1:{service.port}", README_PORT).strip()
 
@@ -251,11 +287,11 @@ def _problems(
             return bool(line) and command.startswith(line.rstrip("\\").strip())
 
         problems.append(
-            f"{where(readme_line_of.get(int(script_line), 0), starts_command)}\n"
+            f"{where(source_of.get(int(script_line), NOWHERE), starts_command)}\n"
             f"  exited {result.returncode} in: {command}\nstderr:\n"
             f"{result.stderr[-2000:]}\nservice log:\n{service.log.read_text()[-1500:]}"
         )
     for block in blocks:
-        if not any(block.holds(call.readme_line) for call in calls) and result.returncode == 0:
-            problems.append(f"{where(block.first_line)}\n  the block made no call")
+        if not any(block.holds(call.source) for call in calls) and result.returncode == 0:
+            problems.append(f"{where((block.path, block.first_line))}\n  the block made no call")
     return problems

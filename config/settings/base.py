@@ -1,5 +1,5 @@
 """Settings shared by every environment. Everything deployment-specific comes from the
-environment (see README "Configuration" and .env.example)."""
+environment (see docs/configuration.md and .env.example)."""
 
 import os
 from datetime import timedelta

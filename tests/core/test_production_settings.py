@@ -1,7 +1,7 @@
 """Production guards and transport security, checked in fresh interpreters so the test process's
 settings are untouched: with DEBUG off the service refuses to start on a development secret or
 without the live provider's key, and ``check --deploy`` is clean with the documented
-environment (README, "Configuration")."""
+environment (docs/operations.md, "Production environment")."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEVELOPMENT_FUNDING_SECRET = "dev-funding-webhook-secret-change-me"
 # core.crypto.development_key(): public, so production refuses it.
 DEVELOPMENT_ENCRYPTION_KEY = "NtW0A-5w0_W0f1ky4q1F3pzUsVPeMPdMg2qkNj9L0mc="
-# The production environment as the README documents it.
+# The production environment as docs/operations.md documents it.
 DOCUMENTED_ENVIRONMENT = {
     "DJANGO_SETTINGS_MODULE": "config.settings.production",
     "SECRET_KEY": "0rWq3y8c_Vd2PbJm6XnT1sGfLk9HaZe4Ru7YiOpQw5Ex-Cv0Mn8BbKjLhGf",
