@@ -2,7 +2,10 @@
 
 * **Statement imports** (``ReconciliationRun``): the list of imports, each with its counts per
   category and per state; "Import a statement…" (``reconciliation.import_statement``) uploads a
-  file, which is parsed, matched and stored as one run (the same file again opens the first).
+  file, which is parsed, matched and stored as one run (the same file again opens the first);
+  its mode is the one the file's references name unless chosen. "Void selected imports…" (same
+  permission, a written reason) takes an import made by mistake out of the queue and the
+  dashboard, so the file can be imported again.
 * **Reconciliation lines** (``ReconciliationItem``): every line of every statement, and every
   payout of ours a statement lacks, filterable by run, category and state. Actions: clear with a
   note (``reconciliation.clear_exception``), re-check against our current records (same), and
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -37,15 +39,19 @@ from audit.backoffice import (
 from core.admin import ReadOnlyAdminMixin, money_cell
 from core.dates import local_text, local_zone_label
 from core.exceptions import ApplicationError
-from merchants.models import Mode
-from payouts.services import RESOLUTION_REASON_MIN_LENGTH
+from reconciliation.admin_forms import (
+    ExceptionsOnlyFilter,
+    ProposeFromLineForm,
+    StateFilter,
+    StatementUploadForm,
+    VoidedFilter,
+)
 from reconciliation.dashboard_views import finance_dashboard_view
 from reconciliation.formats import FORMATS
 from reconciliation.models import (
     MatchCategory,
     ReconciliationItem,
     ReconciliationRun,
-    StatementFormat,
 )
 from reconciliation.selectors import (
     UNRESOLVED_STATES,
@@ -60,76 +66,13 @@ from reconciliation.services import (
     reconciliation_items_clear,
     reconciliation_items_recheck,
     statement_import,
+    statement_import_void,
 )
-
-UPLOAD_MAX_BYTES = 20 * 1024 * 1024
 
 
 def _items_url(**params: Any) -> str:
     query = "&".join(f"{key}={value}" for key, value in params.items())
     return reverse("admin:reconciliation_reconciliationitem_changelist") + f"?{query}"
-
-
-class StatementUploadForm(forms.Form):
-    statement_file = forms.FileField(
-        label="Statement file", help_text="A CSV file as the provider or bank exports it"
-    )
-    statement_format = forms.ChoiceField(
-        label="Format",
-        choices=StatementFormat.choices,
-        help_text=" ".join(f"{spec.description}" for spec in FORMATS.values()),
-    )
-    mode = forms.ChoiceField(
-        label="Mode",
-        choices=Mode.choices,
-        initial=Mode.LIVE,
-        help_text="Whose payouts the statement is matched against (a provider's live statement "
-        "is live)",
-    )
-    period_start = forms.DateField(
-        label="Period from",
-        required=False,
-        help_text="Optional: the first day the statement covers (Lagos). Default: its first line's",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    period_end = forms.DateField(
-        label="Period to",
-        required=False,
-        help_text="Optional: the last day the statement covers (Lagos). Default: its last line's",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-
-    def clean_statement_file(self) -> Any:
-        upload = self.cleaned_data["statement_file"]
-        if upload.size > UPLOAD_MAX_BYTES:
-            raise forms.ValidationError(
-                f"The file is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB; split it."
-            )
-        return upload
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        start, end = cleaned.get("period_start"), cleaned.get("period_end")
-        if (start is None) != (end is None):
-            raise forms.ValidationError("Give both period days, or neither.")
-        if start is not None and end is not None and end < start:
-            self.add_error("period_end", "must not be earlier than the first day")
-        return cleaned
-
-
-class ProposeFromLineForm(forms.Form):
-    reason = forms.CharField(
-        label="Internal reason",
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        min_length=RESOLUTION_REASON_MIN_LENGTH,
-        strip=True,
-        help_text="Prefilled from the statement line; add what else you checked. The merchant "
-        "never sees it.",
-    )
-    checked = forms.BooleanField(
-        label="I have checked that this statement line is the transfer of this payout",
-        required=True,
-    )
 
 
 @admin.register(ReconciliationRun)
@@ -148,7 +91,13 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         "exceptions_link",
         "imported_by_display",
     )
-    list_filter = ("statement_format", "mode", ("period_start", admin.DateFieldListFilter))
+    list_filter = (
+        VoidedFilter,
+        "statement_format",
+        "mode",
+        ("period_start", admin.DateFieldListFilter),
+    )
+    actions = ("void_selected",)
     search_fields = ("file_name", "=file_sha256")
     list_select_related = ("imported_by",)
     fields = (
@@ -163,6 +112,9 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         "imported_via",
         "duration_ms",
         "created_at",
+        "voided_at",
+        "voided_by",
+        "void_reason",
     )
     readonly_fields = fields
 
@@ -185,6 +137,11 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
 
     @admin.display(description="exceptions")
     def exceptions_link(self, obj: ReconciliationRun) -> str:
+        if obj.voided_at is not None:
+            return format_html(
+                '<span class="badge" data-testid="run-voided" title="{}">Voided</span>',
+                obj.void_reason,
+            )
         return format_html(
             '<a href="{}">{} exception(s)</a>',
             _items_url(run__id__exact=obj.pk, state="unresolved"),
@@ -234,6 +191,50 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
             state_rows,
         )
 
+    # --- actions --------------------------------------------------------------------------
+
+    @admin.action(
+        description="Void selected imports (imported by mistake)…",
+        permissions=["import_statement"],
+    )
+    def void_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationRun]
+    ) -> HttpResponse | None:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
+                request,
+                model_admin=self,
+                queryset=queryset,
+                action_name="void_selected",
+                title="Void statement imports",
+                intro="The imports below will be voided: their lines leave the exceptions queue "
+                "and the dashboard, and the same file can then be imported again (in the right "
+                "mode). The imports and their lines stay, marked voided.",
+                submit_label="Void with this reason",
+                form=form,
+            )
+        voided = 0
+        for run in queryset.order_by("pk"):
+            try:
+                statement_import_void(
+                    run_id=run.pk,
+                    reason=form.cleaned_data["reason"],
+                    voided_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, f"#{run.pk}: {error.message}", level=messages.ERROR)
+            else:
+                voided += 1
+        if voided:
+            self.message_user(
+                request,
+                f"{voided} import(s) voided; the same file can be imported again.",
+                level=messages.SUCCESS,
+            )
+        return None
+
     # --- pages ----------------------------------------------------------------------------
 
     def changelist_view(
@@ -282,13 +283,17 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     content=upload.read(),
                     file_name=upload.name,
                     statement_format=form.cleaned_data["statement_format"],
-                    mode=form.cleaned_data["mode"],
+                    mode=form.cleaned_data["mode"] or None,
                     imported_by=request.user,
                     period=(start, end) if start and end else None,
                     request=request,
                 )
             except ApplicationError as error:
-                form.add_error(None, error.message)
+                field, _, message = error.message.partition(": ")
+                if field == "mode":
+                    form.add_error("mode", message)
+                else:
+                    form.add_error(None, error.message)
             else:
                 run = result.run
                 if result.duplicate:
@@ -337,39 +342,6 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
             )
         extra_context = read_only_page_context(extra_context, buttons=buttons)
         return super().change_view(request, object_id, form_url, extra_context)
-
-
-class StateFilter(admin.SimpleListFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("unresolved", "Unresolved (open or proposed)"), *ExceptionState.choices]
-
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
-    ) -> QuerySet[ReconciliationItem]:
-        value = self.value()
-        if value == "unresolved":
-            return queryset.filter(state__in=UNRESOLVED_STATES)
-        if value in ExceptionState.values:
-            return queryset.filter(state=value)
-        return queryset
-
-
-class ExceptionsOnlyFilter(admin.SimpleListFilter):
-    title = "kind"
-    parameter_name = "kind"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("exceptions", "Exceptions only")]
-
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
-    ) -> QuerySet[ReconciliationItem]:
-        if self.value() == "exceptions":
-            return queryset.exclude(category=MatchCategory.MATCHED)
-        return queryset
 
 
 @admin.register(ReconciliationItem)

@@ -5,7 +5,9 @@ An exception's state follows from what was done to it, so it never goes stale:
 * ``cleared``: someone cleared it with a note (or a re-check found our record now agrees);
 * ``resolved``: the manual resolution proposed from it was approved (the payout settled);
 * ``proposed``: a manual resolution proposed from it waits for a second person;
-* ``open``: none of these (a rejected proposal leaves it open again).
+* ``open``: none of these (a rejected proposal leaves it open again);
+* ``voided``: its statement import was voided (imported by mistake): never to work, whatever
+  else it is.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ class ExceptionState(models.TextChoices):
     RESOLVED = "resolved", "Resolved (approved)"
     CLEARED = "cleared", "Cleared with a note"
     MATCHED = "matched", "Matched (no action)"
+    VOIDED = "voided", "Import voided (no action)"
 
 
 UNRESOLVED_STATES: tuple[str, ...] = (ExceptionState.OPEN, ExceptionState.PROPOSED)
 
 STATE_CASE = Case(
+    When(run__voided_at__isnull=False, then=Value(ExceptionState.VOIDED.value)),
     When(category=MatchCategory.MATCHED, then=Value(ExceptionState.MATCHED.value)),
     When(cleared_at__isnull=False, then=Value(ExceptionState.CLEARED.value)),
     When(
