@@ -13,7 +13,7 @@ An exception's state follows from what was done to it, so it never goes stale:
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Case, CharField, Count, QuerySet, Value, When
+from django.db.models import Case, CharField, Count, IntegerField, QuerySet, Value, When
 
 from payouts.models import ResolutionDecision
 from reconciliation.models import MatchCategory, ReconciliationItem, ReconciliationRun
@@ -41,6 +41,24 @@ STATE_CASE = Case(
     When(resolution_proposal__decision="", then=Value(ExceptionState.PROPOSED.value)),
     default=Value(ExceptionState.OPEN.value),
     output_field=CharField(),
+)
+
+
+# The exceptions list's order: what needs finance's action first (a difference in amount or
+# status, a line twice), then lines that are not ours, then ours the statement lacks (usually a
+# timing difference), matched lines last.
+CATEGORY_PRIORITY: tuple[str, ...] = (
+    MatchCategory.AMOUNT_MISMATCH,
+    MatchCategory.STATUS_MISMATCH,
+    MatchCategory.DUPLICATE,
+    MatchCategory.NOT_OURS,
+    MatchCategory.MISSING,
+    MatchCategory.MATCHED,
+)
+CATEGORY_RANK = Case(
+    *(When(category=category, then=Value(rank)) for rank, category in enumerate(CATEGORY_PRIORITY)),
+    default=Value(len(CATEGORY_PRIORITY)),
+    output_field=IntegerField(),
 )
 
 

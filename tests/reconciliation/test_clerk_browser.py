@@ -106,6 +106,15 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     assert rows.count() == 2
     assert "Status mismatch" in page.inner_text("#result_list")
     assert "On the statement, not ours" in page.inner_text("#result_list")
+    assert "Status mismatch" in rows.first.inner_text()  # actionable first
+    layout = page.evaluate(
+        """() => {
+        const results = document.querySelector('#result_list').closest('.results');
+        return {page: document.documentElement.scrollWidth, inner: results.scrollWidth,
+                client: results.clientWidth};
+    }"""
+    )
+    assert layout["page"] <= 1400 and layout["inner"] <= layout["client"], layout
     screens.take(page, "exceptions")
 
     # Propose the outcome the statement proves.
