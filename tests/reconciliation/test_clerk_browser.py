@@ -157,6 +157,13 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     assert "Every line is matched or explained." in page.inner_text("[data-testid=run-verdict]")
     screens.take(page, "run-complete")
 
+    # The dashboard opens on the mode that has payouts (test here), says so, and fits.
+    page.goto(f"{base}/admin/reconciliation/reconciliationrun/dashboard/")
+    assert "TEST MODE" in page.inner_text("[data-testid=dashboard-mode-banner]")
+    assert "yesterday, " in page.inner_text("[data-testid=dashboard-day-table]").lower()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    screens.take(page, "dashboard")
+
     # The audit trail shows both people's acts.
     page.goto(f"{base}/admin/audit/auditrecord/?object_type__exact=payouts.payout")
     trail = page.inner_text("#result_list")
