@@ -40,11 +40,13 @@ from core.admin import ReadOnlyAdminMixin, money_cell
 from core.dates import local_text, local_zone_label
 from core.exceptions import ApplicationError
 from reconciliation.admin_forms import (
+    VOID_INTRO,
     ExceptionsOnlyFilter,
     ProposeFromLineForm,
     StateFilter,
     StatementUploadForm,
     VoidedFilter,
+    item_labels_by_reference,
 )
 from reconciliation.dashboard_views import finance_dashboard_view
 from reconciliation.formats import FORMATS
@@ -69,25 +71,6 @@ from reconciliation.services import (
     statement_import,
     statement_import_void,
 )
-
-
-def item_labels_by_reference(items: list[ReconciliationItem]) -> list[str]:
-    """One line per payout reference (the statement's reference for a line not ours), with the
-    lines it covers: ``po_… — line 3: Amount mismatch; line 7: On the statement twice``."""
-    lines_by_reference: dict[str, list[str]] = {}
-    for item in items:
-        reference = (
-            (item.payout.internal_reference if item.payout else "")
-            or item.statement_reference
-            or item.statement_provider_reference
-            or item.statement_session_id
-            or f"#{item.pk}"
-        )
-        where = f"line {item.line_number}" if item.line_number else "not on the statement"
-        lines_by_reference.setdefault(reference, []).append(
-            f"import #{item.run_id} {where}: {item.get_category_display()}"
-        )
-    return [f"{reference} — {'; '.join(lines)}" for reference, lines in lines_by_reference.items()]
 
 
 def _items_url(**params: Any) -> str:
@@ -228,9 +211,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                 queryset=queryset,
                 action_name="void_selected",
                 title="Void statement imports",
-                intro="The imports below will be voided: their lines leave the exceptions queue "
-                "and the dashboard, and the same file can then be imported again (in the right "
-                "mode). The imports and their lines stay, marked voided.",
+                intro=VOID_INTRO,
                 submit_label="Void with this reason",
                 form=form,
             )
@@ -285,8 +266,49 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                 self.admin_site.admin_view(self.import_view),
                 name="reconciliation_import_statement",
             ),
+            path(
+                "<int:run_id>/void/",
+                self.admin_site.admin_view(self.void_view),
+                name="reconciliation_run_void",
+            ),
         ]
         return custom + super().get_urls()
+
+    def void_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        """ "Void this import…" on the import's page: the reason, then the void (as the list's
+        action does)."""
+        if not self.has_import_statement_permission(request):
+            raise PermissionDenied("You may not void statement imports.")
+        run = get_object_or_404(ReconciliationRun, pk=run_id)
+        change_url = reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
+        form = confirmation_form(request)
+        if request.method == "POST" and form.is_bound and form.is_valid():
+            try:
+                statement_import_void(
+                    run_id=run.pk,
+                    reason=form.cleaned_data["reason"],
+                    voided_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, error.message, level=messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"Import #{run.pk} voided; {run.file_name} can be imported again.",
+                    level=messages.SUCCESS,
+                )
+            return HttpResponseRedirect(change_url)
+        return action_confirmation(
+            request,
+            model_admin=self,
+            queryset=ReconciliationRun.objects.filter(pk=run.pk),
+            action_name="void_selected",
+            title="Void this statement import",
+            intro=VOID_INTRO,
+            submit_label="Void with this reason",
+            form=form,
+        )
 
     def dashboard_view(self, request: HttpRequest) -> HttpResponse:
         return finance_dashboard_view(request, model_admin=self)
@@ -360,6 +382,16 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     _items_url(run__id__exact=object_id, state="unresolved"),
                 )
             )
+            if (
+                self.has_import_statement_permission(request)
+                and ReconciliationRun.objects.filter(pk=object_id, voided_at__isnull=True).exists()
+            ):
+                buttons.append(
+                    (
+                        "Void this import…",
+                        reverse("admin:reconciliation_run_void", args=[object_id]),
+                    )
+                )
         extra_context = read_only_page_context(extra_context, buttons=buttons)
         return super().change_view(request, object_id, form_url, extra_context)
 

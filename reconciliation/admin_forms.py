@@ -1,6 +1,6 @@
-"""The reconciliation back office's forms and list filters (``reconciliation.admin`` uses them):
-the statement upload, proposing a resolution from a line, and the voided / state / kind
-filters."""
+"""The reconciliation back office's forms, list filters and confirmation texts
+(``reconciliation.admin`` uses them): the statement upload, proposing a resolution from a line,
+the voided / state / kind filters, and how a confirmation page names the lines it acts on."""
 
 from __future__ import annotations
 
@@ -135,3 +135,29 @@ class ExceptionsOnlyFilter(admin.SimpleListFilter):
         if self.value() == "exceptions":
             return queryset.exclude(category=MatchCategory.MATCHED)
         return queryset
+
+
+VOID_INTRO = (
+    "The imports below will be voided: their lines leave the exceptions queue and the "
+    "dashboard, and the same file can then be imported again (in the right mode). The imports "
+    "and their lines stay, marked voided."
+)
+
+
+def item_labels_by_reference(items: list[ReconciliationItem]) -> list[str]:
+    """One line per payout reference (the statement's reference for a line not ours), with the
+    lines it covers: ``po_… — line 3: Amount mismatch; line 7: On the statement twice``."""
+    lines_by_reference: dict[str, list[str]] = {}
+    for item in items:
+        reference = (
+            (item.payout.internal_reference if item.payout else "")
+            or item.statement_reference
+            or item.statement_provider_reference
+            or item.statement_session_id
+            or f"#{item.pk}"
+        )
+        where = f"line {item.line_number}" if item.line_number else "not on the statement"
+        lines_by_reference.setdefault(reference, []).append(
+            f"import #{item.run_id} {where}: {item.get_category_display()}"
+        )
+    return [f"{reference} — {'; '.join(lines)}" for reference, lines in lines_by_reference.items()]

@@ -235,3 +235,22 @@ def test_a_user_with_only_the_import_permission_may_void(paystack_payouts) -> No
 
     run.refresh_from_db()
     assert run.voided_at is not None
+
+
+def test_the_import_page_offers_void_and_voids_with_a_reason(paystack_payouts, operator, viewer):
+    run = _import(Mode.LIVE)
+    change = reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
+    void = reverse("admin:reconciliation_run_void", args=[run.pk])
+    client = _client(operator)
+    assert void in client.get(change).content.decode()
+    assert void not in _client(viewer).get(change).content.decode()
+    assert _client(viewer).post(void, {"confirm": "yes", "reason": REASON}).status_code == 403
+
+    confirm = client.get(void)
+    assert PAYSTACK_SAMPLE.name in confirm.content.decode()
+    done = client.post(void, {"confirm": "yes", "reason": REASON})
+
+    assert done.status_code == 302
+    run.refresh_from_db()
+    assert run.void_reason == REASON
+    assert void not in client.get(change).content.decode()
