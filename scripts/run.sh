@@ -56,7 +56,7 @@ cat <<MSG
   Test key:  ${TEST_KEY}
   Try:       curl -H "Authorization: Bearer ${TEST_KEY}" http://127.0.0.1:${PORT}/api/v1/transactions/bank
   Back office: http://127.0.0.1:${PORT}/admin/   sign in as one of (username, password, role):
-${STAFF_SIGN_IN:-             (no development staff users: DEBUG is off; use manage.py createsuperuser)}
+${STAFF_SIGN_IN:-             (none created here: DEBUG is off, or they exist from an earlier start; set a password with manage.py changepassword amaka, or manage.py createsuperuser)}
 
 MSG
 # honcho runs in the background so that a signal to this script alone (not only Ctrl-C to the
