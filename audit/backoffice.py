@@ -253,16 +253,21 @@ def action_confirmation(
     intro: str,
     submit_label: str,
     form: forms.Form,
+    labels: Sequence[str] | None = None,
 ) -> TemplateResponse:
     """The intermediate page of a sensitive action: what will happen to which objects, a reason
-    field, and a confirm button that posts the action again with ``confirm=yes``."""
+    field, and a confirm button that posts the action again with ``confirm=yes``. ``labels``
+    names the objects as the list shows them (one line each); without it, each object's
+    ``str``."""
     opts = model_admin.model._meta
+    objects = list(queryset)
     context = {
         **model_admin.admin_site.each_context(request),
         "title": title,
         "subtitle": None,
         "intro": intro,
-        "objects": list(queryset),
+        "objects": objects,
+        "labels": list(labels) if labels is not None else [str(obj) for obj in objects],
         "action_name": action_name,
         "submit_label": submit_label,
         "form": form,

@@ -35,6 +35,8 @@ class StaffAdminSite(admin.AdminSite):
 
 # Every app registers its admin on the default site; this gives that site the rule above.
 admin.site.__class__ = StaffAdminSite
+# "View site" in the admin's header: the service has no home page; its API docs are the site.
+admin.site.site_url = "/api/docs/"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),

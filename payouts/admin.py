@@ -94,7 +94,24 @@ CSV_COLUMNS = (
     "nip_session_id",
     "created_at",
     "completed_at",
+    "returned_at",
+    "return_reason",
 )
+
+
+class ReturnedFilter(admin.SimpleListFilter):
+    """Successful payouts the beneficiary's bank sent back (``returned_at``), or not."""
+
+    title = "returned by the bank"
+    parameter_name = "returned"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Returned"), ("no", "Not returned")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Payout]) -> QuerySet[Payout]:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(returned_at__isnull=self.value() == "no")
+        return queryset
 
 
 class BankFilter(admin.SimpleListFilter):
@@ -129,6 +146,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     list_display_links = ("internal_reference",)
     list_filter = (
         "status",
+        ReturnedFilter,
         "mode",
         ("merchant", admin.RelatedOnlyFieldListFilter),
         BankFilter,
@@ -278,7 +296,15 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     @admin.display(description="status", ordering="status")
     def status_display(self, obj: Payout) -> SafeString:
-        return status_badge(obj.status, obj.get_status_display())
+        badge = status_badge(obj.status, obj.get_status_display())
+        if obj.returned_at is None:
+            return badge
+        # Successful, then sent back by the beneficiary's bank: the money is back in the wallet.
+        return format_html(
+            '{} <span class="status-badge status-returned" title="{}">Returned</span>',
+            badge,
+            obj.return_reason or "returned by the bank",
+        )
 
     @admin.display(description="amount", ordering="amount")
     def amount_display(self, obj: Payout) -> SafeString | str:
@@ -450,6 +476,8 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
                     CsvText(payout.nip_session_id or ""),
                     local_isoformat(payout.created_at),
                     local_isoformat(payout.completed_at),
+                    local_isoformat(payout.returned_at),
+                    payout.return_reason,
                 )
                 for payout in payouts
             ),

@@ -40,7 +40,7 @@ from audit.backoffice import BackOfficeAdminMixin, read_only_page_context
 from audit.two_person import distinct_people_problem
 from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
-from core.money import format_amount
+from core.money import format_amount_display
 from merchants.models import Merchant, Mode
 from payouts.api.serializers import payout_batch_items_parse
 from payouts.models import PayoutBatchProposal, ResolutionDecision
@@ -337,8 +337,9 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
     model_admin.message_user(
         request,
         f"Bulk payout proposal #{proposal.pk}: {proposal.payout_count} payout(s) from "
-        f"{merchant.name} ({proposal.mode}), {format_amount(proposal.total_debit_amount)} in "
-        "all. Nothing is paid until a different finance approver approves it.",
+        f"{merchant.name} ({proposal.mode}), "
+        f"{format_amount_display(proposal.total_debit_amount)} in all. Nothing is paid until "
+        "a different finance approver approves it.",
         level=messages.SUCCESS,
     )
     return HttpResponseRedirect(
@@ -590,7 +591,7 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
                 f"Approved: batch {batch.batch_reference} (#{batch.pk}) for "
                 f"{proposal.merchant.name} ({proposal.mode}): {batch.accepted_count} payout(s) "
                 f"accepted, {batch.duplicate_count} already paid, {batch.rejected_count} "
-                f"rejected; {format_amount(batch.total_debit_amount)} reserved.",
+                f"rejected; {format_amount_display(batch.total_debit_amount)} reserved.",
                 level=messages.SUCCESS if batch.rejected_count == 0 else messages.WARNING,
             )
         changelist = reverse("admin:payouts_payout_changelist")

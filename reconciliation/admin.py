@@ -2,7 +2,10 @@
 
 * **Statement imports** (``ReconciliationRun``): the list of imports, each with its counts per
   category and per state; "Import a statement…" (``reconciliation.import_statement``) uploads a
-  file, which is parsed, matched and stored as one run (the same file again opens the first).
+  file, which is parsed, matched and stored as one run (the same file again opens the first);
+  its mode is the one the file's references name unless chosen. "Void selected imports…" (same
+  permission, a written reason) takes an import made by mistake out of the queue and the
+  dashboard, so the file can be imported again.
 * **Reconciliation lines** (``ReconciliationItem``): every line of every statement, and every
   payout of ours a statement lacks, filterable by run, category and state. Actions: clear with a
   note (``reconciliation.clear_exception``), re-check against our current records (same), and
@@ -18,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core.exceptions import PermissionDenied
@@ -39,17 +41,24 @@ from audit.backoffice import (
 from core.admin import ReadOnlyAdminMixin, money_cell
 from core.dates import local_text, local_zone_label
 from core.exceptions import ApplicationError
-from merchants.models import Mode
-from payouts.services import RESOLUTION_REASON_MIN_LENGTH
+from reconciliation.admin_forms import (
+    VOID_INTRO,
+    ExceptionsOnlyFilter,
+    ProposeFromLineForm,
+    StateFilter,
+    StatementUploadForm,
+    VoidedFilter,
+    item_labels_by_reference,
+)
 from reconciliation.dashboard_views import finance_dashboard_view
 from reconciliation.formats import FORMATS
 from reconciliation.models import (
     MatchCategory,
     ReconciliationItem,
     ReconciliationRun,
-    StatementFormat,
 )
 from reconciliation.selectors import (
+    CATEGORY_RANK,
     UNRESOLVED_STATES,
     ExceptionState,
     item_list,
@@ -62,79 +71,16 @@ from reconciliation.services import (
     reconciliation_items_clear,
     reconciliation_items_recheck,
     statement_import,
+    statement_import_void,
 )
 
 if TYPE_CHECKING:
     from reconciliation.selectors import ItemsWithState
 
-UPLOAD_MAX_BYTES = 20 * 1024 * 1024
-
 
 def _items_url(**params: Any) -> str:
     query = "&".join(f"{key}={value}" for key, value in params.items())
     return reverse("admin:reconciliation_reconciliationitem_changelist") + f"?{query}"
-
-
-class StatementUploadForm(forms.Form):
-    statement_file = forms.FileField(
-        label="Statement file", help_text="A CSV file as the provider or bank exports it"
-    )
-    statement_format = forms.ChoiceField(
-        label="Format",
-        choices=StatementFormat.choices,
-        help_text=" ".join(f"{spec.description}" for spec in FORMATS.values()),
-    )
-    mode = forms.ChoiceField(
-        label="Mode",
-        choices=Mode.choices,
-        initial=Mode.LIVE,
-        help_text="Whose payouts the statement is matched against (a provider's live statement "
-        "is live)",
-    )
-    period_start = forms.DateField(
-        label="Period from",
-        required=False,
-        help_text="Optional: the first day the statement covers (Lagos). Default: its first line's",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    period_end = forms.DateField(
-        label="Period to",
-        required=False,
-        help_text="Optional: the last day the statement covers (Lagos). Default: its last line's",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-
-    def clean_statement_file(self) -> Any:
-        upload = self.cleaned_data["statement_file"]
-        if upload.size > UPLOAD_MAX_BYTES:
-            raise forms.ValidationError(
-                f"The file is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB; split it."
-            )
-        return upload
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        start, end = cleaned.get("period_start"), cleaned.get("period_end")
-        if (start is None) != (end is None):
-            raise forms.ValidationError("Give both period days, or neither.")
-        if start is not None and end is not None and end < start:
-            self.add_error("period_end", "must not be earlier than the first day")
-        return cleaned
-
-
-class ProposeFromLineForm(forms.Form):
-    reason = forms.CharField(
-        label="Internal reason",
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        min_length=RESOLUTION_REASON_MIN_LENGTH,
-        strip=True,
-        help_text="Prefilled from the statement line; add what else you checked. The merchant "
-        "never sees it.",
-    )
-    checked = forms.BooleanField(
-        label="I have checked that this statement line is the transfer of this payout",
-        required=True,
-    )
 
 
 @admin.register(ReconciliationRun)
@@ -153,7 +99,13 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         "exceptions_link",
         "imported_by_display",
     )
-    list_filter = ("statement_format", "mode", ("period_start", admin.DateFieldListFilter))
+    list_filter = (
+        VoidedFilter,
+        "statement_format",
+        "mode",
+        ("period_start", admin.DateFieldListFilter),
+    )
+    actions = ("void_selected",)
     search_fields = ("file_name", "=file_sha256")
     list_select_related = ("imported_by",)
     fields = (
@@ -168,6 +120,9 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         "imported_via",
         "duration_ms",
         "created_at",
+        "voided_at",
+        "voided_by",
+        "void_reason",
     )
     readonly_fields = fields
 
@@ -190,6 +145,11 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
 
     @admin.display(description="exceptions")
     def exceptions_link(self, obj: ReconciliationRun) -> str:
+        if obj.voided_at is not None:
+            return format_html(
+                '<span class="badge" data-testid="run-voided" title="{}">Voided</span>',
+                obj.void_reason,
+            )
         return format_html(
             '<a href="{}">{} exception(s)</a>',
             _items_url(run__id__exact=obj.pk, state="unresolved"),
@@ -239,6 +199,48 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
             state_rows,
         )
 
+    # --- actions --------------------------------------------------------------------------
+
+    @admin.action(
+        description="Void selected imports (imported by mistake)…",
+        permissions=["import_statement"],
+    )
+    def void_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReconciliationRun]
+    ) -> HttpResponse | None:
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
+                request,
+                model_admin=self,
+                queryset=queryset,
+                action_name="void_selected",
+                title="Void statement imports",
+                intro=VOID_INTRO,
+                submit_label="Void with this reason",
+                form=form,
+            )
+        voided = 0
+        for run in queryset.order_by("pk"):
+            try:
+                statement_import_void(
+                    run_id=run.pk,
+                    reason=form.cleaned_data["reason"],
+                    voided_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, f"#{run.pk}: {error.message}", level=messages.ERROR)
+            else:
+                voided += 1
+        if voided:
+            self.message_user(
+                request,
+                f"{voided} import(s) voided; the same file can be imported again.",
+                level=messages.SUCCESS,
+            )
+        return None
+
     # --- pages ----------------------------------------------------------------------------
 
     def changelist_view(
@@ -269,8 +271,49 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                 self.admin_site.admin_view(self.import_view),
                 name="reconciliation_import_statement",
             ),
+            path(
+                "<int:run_id>/void/",
+                self.admin_site.admin_view(self.void_view),
+                name="reconciliation_run_void",
+            ),
         ]
         return custom + super().get_urls()
+
+    def void_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        """ "Void this import…" on the import's page: the reason, then the void (as the list's
+        action does)."""
+        if not self.has_import_statement_permission(request):
+            raise PermissionDenied("You may not void statement imports.")
+        run = get_object_or_404(ReconciliationRun, pk=run_id)
+        change_url = reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
+        form = confirmation_form(request)
+        if request.method == "POST" and form.is_bound and form.is_valid():
+            try:
+                statement_import_void(
+                    run_id=run.pk,
+                    reason=form.cleaned_data["reason"],
+                    voided_by=request.user,
+                    request=request,
+                )
+            except ApplicationError as error:
+                self.message_user(request, error.message, level=messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"Import #{run.pk} voided; {run.file_name} can be imported again.",
+                    level=messages.SUCCESS,
+                )
+            return HttpResponseRedirect(change_url)
+        return action_confirmation(
+            request,
+            model_admin=self,
+            queryset=ReconciliationRun.objects.filter(pk=run.pk),
+            action_name="void_selected",
+            title="Void this statement import",
+            intro=VOID_INTRO,
+            submit_label="Void with this reason",
+            form=form,
+        )
 
     def dashboard_view(self, request: HttpRequest) -> HttpResponse:
         return finance_dashboard_view(request, model_admin=self)
@@ -287,13 +330,17 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     content=upload.read(),
                     file_name=upload.name,
                     statement_format=form.cleaned_data["statement_format"],
-                    mode=form.cleaned_data["mode"],
+                    mode=form.cleaned_data["mode"] or None,
                     imported_by=cast(User, request.user),
                     period=(start, end) if start and end else None,
                     request=request,
                 )
             except ApplicationError as error:
-                form.add_error(None, error.message)
+                field, _, message = error.message.partition(": ")
+                if field == "mode":
+                    form.add_error("mode", message)
+                else:
+                    form.add_error(None, error.message)
             else:
                 run = result.run
                 if result.duplicate:
@@ -340,55 +387,37 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     _items_url(run__id__exact=object_id, state="unresolved"),
                 )
             )
+            if (
+                self.has_import_statement_permission(request)
+                and ReconciliationRun.objects.filter(pk=object_id, voided_at__isnull=True).exists()
+            ):
+                buttons.append(
+                    (
+                        "Void this import…",
+                        reverse("admin:reconciliation_run_void", args=[object_id]),
+                    )
+                )
         extra_context = read_only_page_context(extra_context, buttons=buttons)
         return super().change_view(request, object_id, form_url, extra_context)
-
-
-class StateFilter(admin.SimpleListFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("unresolved", "Unresolved (open or proposed)"), *ExceptionState.choices]
-
-    def queryset(self, request: HttpRequest, queryset: ItemsWithState) -> ItemsWithState:
-        value = self.value()
-        if value == "unresolved":
-            return queryset.filter(state__in=UNRESOLVED_STATES)
-        if value in ExceptionState.values:
-            return queryset.filter(state=value)
-        return queryset
-
-
-class ExceptionsOnlyFilter(admin.SimpleListFilter):
-    title = "kind"
-    parameter_name = "kind"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("exceptions", "Exceptions only")]
-
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
-    ) -> QuerySet[ReconciliationItem]:
-        if self.value() == "exceptions":
-            return queryset.exclude(category=MatchCategory.MATCHED)
-        return queryset
 
 
 @admin.register(ReconciliationItem)
 class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/backoffice/change_form.html"
+    # Fits 1400 px with both sidebars open (tests/reconciliation/test_clerk_browser.py): amount
+    # and status of each side share a cell; the detail is the category's tooltip and on the page.
     list_display = (
         "line_display",
         "category_badge",
         "state_display",
         "statement_reference_display",
-        "statement_amount_display",
-        "our_amount_display",
-        "statuses",
-        "detail",
+        "statement_side",
+        "our_side",
     )
     list_display_links = ("line_display",)
+    # Actionable categories first (CATEGORY_PRIORITY): mismatches before "ours, not on the
+    # statement"; then by import and line.
+    ordering = (CATEGORY_RANK.asc(), "-run", "line_number", "id")
     list_filter = (
         StateFilter,
         ExceptionsOnlyFilter,
@@ -467,11 +496,12 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     def line_display(self, obj: ReconciliationItem) -> str:
         return f"#{obj.run_id}:{obj.line_number}" if obj.line_number else f"#{obj.run_id}: —"
 
-    @admin.display(description="category", ordering="category")
+    @admin.display(description="category", ordering=CATEGORY_RANK)
     def category_badge(self, obj: ReconciliationItem) -> str:
         return format_html(
-            '<span class="status-badge recon-{}">{}</span>',
+            '<span class="status-badge recon-{}" title="{}">{}</span>',
             obj.category,
+            obj.detail,
             obj.get_category_display(),
         )
 
@@ -510,9 +540,19 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     def our_amount_display(self, obj: ReconciliationItem) -> str:
         return money_cell(obj.our_amount)
 
-    @admin.display(description="statement / ours")
-    def statuses(self, obj: ReconciliationItem) -> str:
-        return f"{obj.statement_status or '—'} / {obj.our_status or '—'}"
+    @admin.display(description="statement", ordering="statement_amount")
+    def statement_side(self, obj: ReconciliationItem) -> str:
+        if obj.statement_amount is None and not obj.statement_status:
+            return "—"
+        return format_html(
+            "{} <small>{}</small>", money_cell(obj.statement_amount), obj.statement_status or "—"
+        )
+
+    @admin.display(description="ours", ordering="our_amount")
+    def our_side(self, obj: ReconciliationItem) -> str:
+        if obj.payout_id is None:
+            return "—"
+        return format_html("{} <small>{}</small>", money_cell(obj.our_amount), obj.our_status)
 
     @admin.display(description="statement time")
     def statement_at_display(self, obj: ReconciliationItem) -> str:
@@ -612,10 +652,12 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     ) -> HttpResponse | None:
         form = confirmation_form(request)
         if not form.is_bound or not form.is_valid():
+            items = list(queryset.select_related("run", "payout").order_by("run_id", "line_number"))
             return action_confirmation(
                 request,
                 model_admin=self,
-                queryset=queryset.select_related("run"),
+                queryset=queryset,
+                labels=item_labels_by_reference(items),
                 action_name="clear_selected",
                 title="Clear exceptions",
                 intro="The open exceptions below will be cleared with your note (matched lines, "

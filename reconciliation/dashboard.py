@@ -1,5 +1,6 @@
-"""The finance dashboard's reads: one Lagos day's payouts by status, today's beside it, the last
-14 days, the payouts still waiting longest, and the reconciliation exceptions still to work.
+"""The finance dashboard's reads: one Lagos day's payouts by status, today's and yesterday's
+beside it, the last 14 days, the payouts still waiting longest, and the reconciliation
+exceptions still to work.
 
 Reads only, in a fixed number of queries whatever the number of payouts, days or statuses: one
 grouped query covers every day of the page (the 14-day window and today), one each lists the
@@ -20,6 +21,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from core.dates import local_date, local_day_bounds, local_now
+from merchants.models import Mode
 from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
 from reconciliation.selectors import exceptions_unresolved_count
 
@@ -124,6 +126,7 @@ class FinanceDashboard:
     mode: str
     chosen: DayFigures
     today_figures: DayFigures  # the same object as ``chosen`` when the chosen day is today
+    yesterday_figures: DayFigures  # the day before today (the routine is yesterday and today)
     series: tuple[SeriesPoint, ...]  # SERIES_DAYS points, oldest first, ending at ``day``
     oldest_pending: tuple[WaitingPayout, ...]  # reserved, processing, dispatched
     oldest_ambiguous: tuple[WaitingPayout, ...]
@@ -221,16 +224,23 @@ def _waiting(payouts: PayoutsWaiting, now: datetime) -> tuple[WaitingPayout, ...
     )
 
 
+def dashboard_default_mode() -> str:
+    """The mode the dashboard opens on: live once there is any live payout, else test (a
+    test-mode install would otherwise open on zeros)."""
+    return Mode.LIVE if Payout.objects.filter(mode=Mode.LIVE).exists() else Mode.TEST
+
+
 def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> FinanceDashboard:
     """Everything the finance dashboard shows for the Lagos ``day`` and ``mode``."""
     now = local_now() if now is None else now
     today = local_date(now)
+    yesterday = today - timedelta(days=1)
     days = series_days(day)
     windows = [(days[0], days[-1])]
-    if not days[0] <= today <= days[-1]:
-        windows.append((today, today))
+    if not days[0] <= yesterday <= today <= days[-1]:
+        windows.append((yesterday, today))
     rows = _day_status_rows(mode=mode, windows=windows)
-    figures_by_day = {each: _day_figures(each, rows) for each in {*days, today}}
+    figures_by_day = {each: _day_figures(each, rows) for each in {*days, yesterday, today}}
 
     totals = Payout.objects.filter(mode=mode, status__in=NOT_FINAL_STATUSES).aggregate(
         pending=Count("id", filter=Q(status__in=WAITING_STATUSES)),
@@ -242,6 +252,7 @@ def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> F
         mode=mode,
         chosen=figures_by_day[day],
         today_figures=figures_by_day[today],
+        yesterday_figures=figures_by_day[yesterday],
         series=tuple(_series_point(each, figures_by_day[each]) for each in days),
         oldest_pending=_waiting(oldest_pending(mode=mode), now),
         oldest_ambiguous=_waiting(oldest_ambiguous(mode=mode), now),

@@ -1,5 +1,7 @@
-"""The finance dashboard page (admin): one Lagos day's payouts at a glance, every figure a link to
-the payout list (or the reconciliation exceptions) it counts.
+"""The finance dashboard page (admin): yesterday's and today's payouts at a glance (or a chosen
+day's beside today's), every figure a link to the payout list (or the reconciliation exceptions)
+it counts. It opens on live mode once there are live payouts, else on test mode, and says which
+in a banner.
 
 Wired by ``ReconciliationRunAdmin.get_urls`` as ``admin:reconciliation_dashboard``. Needs
 ``payouts.view_payout``; the back-office mixin turns the refusal into the admin's 403 page.
@@ -28,6 +30,7 @@ from reconciliation.dashboard import (
     DayFigures,
     FinanceDashboard,
     WaitingPayout,
+    dashboard_default_mode,
     finance_dashboard,
 )
 from reconciliation.dashboard_chart import daily_series_svg
@@ -91,12 +94,16 @@ def _figure(count: int, url: str, **money: Any) -> dict[str, Any]:
 
 
 def _day_table(board: FinanceDashboard) -> dict[str, Any]:
-    """Status rows × day columns (today, then the chosen day when it is another one)."""
+    """Status rows × day columns, oldest first: yesterday and today (the morning routine), or
+    the chosen day and today when another day is chosen."""
+    earlier = board.yesterday_figures if board.is_today else board.chosen
+    heading = earlier.day.isoformat()
+    if earlier.day == board.yesterday_figures.day:
+        heading = f"Yesterday, {heading}"
     columns: list[tuple[str, DayFigures]] = [
-        (f"Today, {board.today.isoformat()}", board.today_figures)
+        (heading, earlier),
+        (f"Today, {board.today.isoformat()}", board.today_figures),
     ]
-    if not board.is_today:
-        columns.append((board.day.isoformat(), board.chosen))
     mode = board.mode
     status_rows = [
         {
@@ -226,12 +233,12 @@ def finance_dashboard_view(request: HttpRequest, *, model_admin: Any) -> HttpRes
     if not data.get("day"):
         data["day"] = today.isoformat()
     if not data.get("mode"):
-        data["mode"] = Mode.LIVE
+        data["mode"] = dashboard_default_mode()
     form = DashboardForm(data)
     form.is_valid()  # a bad field falls back to its default; its error is shown
     cleaned = form.cleaned_data
     day: date = cleaned.get("day") or today
-    mode: str = cleaned.get("mode") or Mode.LIVE
+    mode: str = cleaned.get("mode") or dashboard_default_mode()
     board = finance_dashboard(day=day, mode=mode)
     zone = local_zone_label()
 

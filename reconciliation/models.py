@@ -49,9 +49,10 @@ class ReconciliationRun(models.Model):
     """One imported statement file and the outcome of matching it."""
 
     statement_format = models.CharField(max_length=30, choices=StatementFormat.choices)
-    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE)
+    mode = models.CharField(max_length=4, choices=Mode.choices)
     file_name = models.CharField(max_length=255)
-    file_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    # Unique among the runs not voided (constraint below): a voided file may be imported again.
+    file_sha256 = models.CharField(max_length=64, db_index=True, editable=False)
     period_start = models.DateField(help_text="First statement day (Lagos)")
     period_end = models.DateField(help_text="Last statement day (Lagos)")
     line_count = models.PositiveIntegerField(default=0)
@@ -67,6 +68,17 @@ class ReconciliationRun(models.Model):
     imported_via = models.CharField(max_length=20, default="admin")
     duration_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Voiding takes a run imported by mistake (the wrong mode, the wrong file) out of the
+    # exceptions queue and the dashboard; its lines stay, for the record.
+    voided_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    void_reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -80,10 +92,19 @@ class ReconciliationRun(models.Model):
                 condition=Q(period_end__gte=models.F("period_start")),
                 name="reconciliation_run_period_ordered",
             ),
+            models.UniqueConstraint(
+                fields=["file_sha256"],
+                condition=Q(voided_at__isnull=True),
+                name="reconciliation_run_file_once_unless_voided",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.file_name} ({self.period_start}–{self.period_end})"
+
+    @property
+    def is_voided(self) -> bool:
+        return self.voided_at is not None
 
     @property
     def exception_count(self) -> int:

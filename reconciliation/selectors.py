@@ -5,7 +5,9 @@ An exception's state follows from what was done to it, so it never goes stale:
 * ``cleared``: someone cleared it with a note (or a re-check found our record now agrees);
 * ``resolved``: the manual resolution proposed from it was approved (the payout settled);
 * ``proposed``: a manual resolution proposed from it waits for a second person;
-* ``open``: none of these (a rejected proposal leaves it open again).
+* ``open``: none of these (a rejected proposal leaves it open again);
+* ``voided``: its statement import was voided (imported by mistake): never to work, whatever
+  else it is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from django.db import models
-from django.db.models import Case, CharField, Count, QuerySet, Value, When
+from django.db.models import Case, CharField, Count, IntegerField, QuerySet, Value, When
 
 from payouts.models import ResolutionDecision
 from reconciliation.models import MatchCategory, ReconciliationItem, ReconciliationRun
@@ -33,11 +35,13 @@ class ExceptionState(models.TextChoices):
     RESOLVED = "resolved", "Resolved (approved)"
     CLEARED = "cleared", "Cleared with a note"
     MATCHED = "matched", "Matched (no action)"
+    VOIDED = "voided", "Import voided (no action)"
 
 
 UNRESOLVED_STATES: tuple[str, ...] = (ExceptionState.OPEN, ExceptionState.PROPOSED)
 
 STATE_CASE = Case(
+    When(run__voided_at__isnull=False, then=Value(ExceptionState.VOIDED.value)),
     When(category=MatchCategory.MATCHED, then=Value(ExceptionState.MATCHED.value)),
     When(cleared_at__isnull=False, then=Value(ExceptionState.CLEARED.value)),
     When(
@@ -47,6 +51,24 @@ STATE_CASE = Case(
     When(resolution_proposal__decision="", then=Value(ExceptionState.PROPOSED.value)),
     default=Value(ExceptionState.OPEN.value),
     output_field=CharField(),
+)
+
+
+# The exceptions list's order: what needs finance's action first (a difference in amount or
+# status, a line twice), then lines that are not ours, then ours the statement lacks (usually a
+# timing difference), matched lines last.
+CATEGORY_PRIORITY: tuple[str, ...] = (
+    MatchCategory.AMOUNT_MISMATCH,
+    MatchCategory.STATUS_MISMATCH,
+    MatchCategory.DUPLICATE,
+    MatchCategory.NOT_OURS,
+    MatchCategory.MISSING,
+    MatchCategory.MATCHED,
+)
+CATEGORY_RANK = Case(
+    *(When(category=category, then=Value(rank)) for rank, category in enumerate(CATEGORY_PRIORITY)),
+    default=Value(len(CATEGORY_PRIORITY)),
+    output_field=IntegerField(),
 )
 
 

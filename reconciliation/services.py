@@ -283,7 +283,36 @@ def file_sha256(content: bytes) -> str:
 
 
 def _run_for_hash(digest: str) -> ReconciliationRun | None:
-    return ReconciliationRun.objects.filter(file_sha256=digest).first()
+    """The run that imported this file, unless voided (a voided file may be imported again)."""
+    return ReconciliationRun.objects.filter(file_sha256=digest, voided_at__isnull=True).first()
+
+
+def statement_modes_found(*, lines: list[StatementLine]) -> set[str]:
+    """The modes of the payouts the lines' references name (by our reference, the provider's
+    reference or the NIP session id): one mode when the file is all test or all live."""
+    modes: set[str] = set()
+    for payout_field, line_field in LOOKUPS:
+        values = sorted({getattr(line, line_field) for line in lines if getattr(line, line_field)})
+        for start in range(0, len(values), LOOKUP_BATCH):
+            batch = values[start : start + LOOKUP_BATCH]
+            modes.update(
+                Payout.objects.filter(**{f"{payout_field}__in": batch})
+                .order_by()
+                .values_list("mode", flat=True)
+                .distinct()
+            )
+        if len(modes) > 1:
+            break
+    return modes
+
+
+def statement_mode_detect(*, content: bytes, statement_format: str) -> str | None:
+    """The mode a statement file belongs to, from its references: ``test`` or ``live`` when
+    every payout it names is of that mode; ``None`` when it names none of ours or both modes
+    (then the importer must choose). A file that cannot be read raises the parser's 400."""
+    lines = statement_parse(spec=format_get(statement_format), content=content)
+    modes = statement_modes_found(lines=lines)
+    return modes.pop() if len(modes) == 1 else None
 
 
 def statement_import(
@@ -291,7 +320,7 @@ def statement_import(
     content: bytes,
     file_name: str,
     statement_format: str,
-    mode: str = Mode.LIVE,
+    mode: str | None = None,
     imported_by: User | None = None,
     actor_label: str = "",
     period: tuple[date, date] | None = None,
@@ -303,8 +332,12 @@ def statement_import(
 
     ``period`` (first and last Lagos day) defaults to the days the lines fall on; it bounds the
     search for payouts of ours the statement lacks.
+
+    ``mode`` is the importer's choice; ``None`` takes the mode of the payouts the file's
+    references name, and is refused (400 naming ``mode``) when they name none of ours or both
+    modes: a statement is never matched against a mode nobody chose.
     """
-    if mode not in Mode.values:
+    if mode is not None and mode not in Mode.values:
         raise ApplicationError(f"mode: must be one of {', '.join(Mode.values)}")
     spec = format_get(statement_format)
     digest = file_sha256(content)
@@ -313,6 +346,12 @@ def statement_import(
         return StatementImportResult(run=existing, duplicate=True)
     started = time.monotonic()
     lines = statement_parse(spec=spec, content=content)
+    if mode is None:
+        modes = statement_modes_found(lines=lines)
+        if len(modes) != 1:
+            found = "both test and live payouts" if modes else "no payout of ours"
+            raise ApplicationError(f"mode: the file's references name {found}; choose test or live")
+        mode = modes.pop()
     period_start, period_end = period or statement_period(lines)
     if period_end < period_start:
         raise ApplicationError("period_end: must not be earlier than period_start")
@@ -364,6 +403,53 @@ def statement_import(
         "statement %s imported as run %s: %s lines, %s", file_name, run.pk, len(lines), counts
     )
     return StatementImportResult(run=run, duplicate=False)
+
+
+@transaction.atomic
+def statement_import_void(
+    *,
+    run_id: int,
+    reason: str,
+    voided_by: AbstractBaseUser,
+    request: HttpRequest | None = None,
+) -> ReconciliationRun:
+    """Voids a statement import made by mistake (the wrong mode, the wrong file): its lines
+    leave the exceptions queue and the dashboard, and the same file may be imported again. The
+    run and its lines stay, for the record. Needs ``reconciliation.import_statement`` and a
+    written reason; audited. Refused while a resolution proposed from one of its lines waits
+    for approval (reject it first)."""
+    _permission_check(
+        voided_by, "reconciliation.import_statement", "You may not void statement imports"
+    )
+    reason = (reason or "").strip()
+    if len(reason) < NOTE_MIN_LENGTH:
+        raise ApplicationError(
+            f"reason: a reason of at least {NOTE_MIN_LENGTH} characters is required"
+        )
+    run = ReconciliationRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise NotFoundError("No such statement import")
+    if run.voided_at is not None:
+        raise ConflictError("This statement import was already voided")
+    if run.items.filter(resolution_proposal__decision="").exists():
+        raise ConflictError(
+            "A resolution proposed from one of this import's lines waits for approval; "
+            "reject it before voiding the import"
+        )
+    run.voided_at = timezone.now()
+    run.voided_by = voided_by
+    run.void_reason = reason
+    run.save(update_fields=["voided_at", "voided_by", "void_reason"])
+    audit_record(
+        actor=voided_by,
+        action="reconciliation.reconciliationrun.void",
+        obj=run,
+        before={"state": "imported", "mode": run.mode, "file_sha256": run.file_sha256},
+        after={"state": "voided"},
+        reason=reason,
+        request=request,
+    )
+    return run
 
 
 # --- Working the exceptions ---------------------------------------------------------------------

@@ -32,12 +32,31 @@ if [ ! -s "$CREDENTIALS" ]; then
   chmod 600 "$CREDENTIALS"
   echo "Seeded a demo merchant (credentials kept in $CREDENTIALS)."
 fi
+# Development staff users, one per back-office role (seed_staff refuses with DEBUG off).
+STAFF_CREDENTIALS="$VAR_DIR/staff_credentials.json"
+if [ ! -s "$STAFF_CREDENTIALS" ]; then
+  if $PY manage.py seed_staff --dev --json > "$STAFF_CREDENTIALS.tmp"; then
+    chmod 600 "$STAFF_CREDENTIALS.tmp"
+    mv "$STAFF_CREDENTIALS.tmp" "$STAFF_CREDENTIALS"
+    echo "Created development staff users (passwords kept in $STAFF_CREDENTIALS)."
+  else
+    rm -f "$STAFF_CREDENTIALS.tmp"
+  fi
+fi
+STAFF_SIGN_IN=""
+if [ -s "$STAFF_CREDENTIALS" ]; then
+  STAFF_SIGN_IN=$($PY -c 'import json,sys
+for user in json.load(open(sys.argv[1]))["users"]:
+    print("             %-8s %s   (%s)" % (user["username"], user["password"], user["role"]))' "$STAFF_CREDENTIALS")
+fi
 TEST_KEY=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["secret_key"])' "$CREDENTIALS")
 cat <<MSG
 
   Service:   http://127.0.0.1:${PORT}   (API docs: http://127.0.0.1:${PORT}/api/docs/)
   Test key:  ${TEST_KEY}
   Try:       curl -H "Authorization: Bearer ${TEST_KEY}" http://127.0.0.1:${PORT}/api/v1/transactions/bank
+  Back office: http://127.0.0.1:${PORT}/admin/   sign in as one of (username, password, role):
+${STAFF_SIGN_IN:-             (none created here: DEBUG is off, or they exist from an earlier start; set a password with manage.py changepassword amaka, or manage.py createsuperuser)}
 
 MSG
 # Counters of the previous run's processes start again from zero (prometheus-client keeps them

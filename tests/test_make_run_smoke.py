@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -33,6 +34,26 @@ def running_service(tmp_path: Path) -> Iterator[RunningService]:
         yield service
 
 
+def _admin_sign_in(base: str, username: str, password: str) -> None:
+    session = requests.Session()
+    form = session.get(f"{base}/admin/login/?next=/admin/", timeout=5)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+    assert token is not None, form.text[:500]
+    signed_in = session.post(
+        f"{base}/admin/login/?next=/admin/",
+        data={
+            "csrfmiddlewaretoken": token.group(1),
+            "username": username,
+            "password": password,
+            "next": "/admin/",
+        },
+        headers={"Referer": f"{base}/admin/login/"},
+        timeout=10,
+    )
+    assert signed_in.url.rstrip("/").endswith("/admin"), signed_in.text[:500]
+    assert 'href="/api/docs/"' in signed_in.text  # "View site" leads to the API docs
+
+
 def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -> None:
     base = running_service.base_url
     health = wait_for(f"{base}/healthz", timeout=90)
@@ -42,6 +63,16 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     output = running_service.log.read_text()
     assert credentials["secret_key"] in output  # the test key is printed for the user
     assert (running_service.var / "postgres" / "data" / "PG_VERSION").exists()
+
+    # One development staff user per role, kept private and printed; the printed password
+    # signs in to the back office.
+    staff_file = running_service.var / "staff_credentials.json"
+    assert staff_file.stat().st_mode & 0o777 == 0o600
+    staff = {user["username"]: user for user in json.loads(staff_file.read_text())["users"]}
+    assert staff["amaka"]["role"] == "finance_operator"
+    assert all(user["password"] in output for user in staff.values())
+    assert f"{base}/admin/" in output
+    _admin_sign_in(base, "amaka", staff["amaka"]["password"])
 
     # Ready once the worker pools and beat have beaten (core.heartbeats, files under VAR_DIR).
     deadline = time.monotonic() + 60

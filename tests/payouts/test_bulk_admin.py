@@ -136,6 +136,7 @@ def test_an_operator_proposes_a_checked_file_and_nothing_is_paid(
     detail = operator.get(response["Location"])
     assert detail.status_code == 200
     assert "csv-1" in detail.content.decode()
+    assert "₦3,520.50 in all" in detail.content.decode()  # the message, money as everywhere
     assert 'name="_save"' not in detail.content.decode()
     listing = client_for(StaffUserFactory(roles=["finance_approver"])).get(
         "/admin/payouts/payoutbatchproposal/?state=open"

@@ -14,6 +14,7 @@ class ReconciliationRunFactory(factory.django.DjangoModelFactory):
         model = ReconciliationRun
 
     statement_format = "paystack_transfers"
+    mode = "live"
     file_name = factory.Sequence(lambda n: f"statement-{n}.csv")
     file_sha256 = factory.Sequence(lambda n: f"{n:064x}")
     period_start = factory.LazyFunction(local_today)

@@ -106,6 +106,15 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     assert rows.count() == 2
     assert "Status mismatch" in page.inner_text("#result_list")
     assert "On the statement, not ours" in page.inner_text("#result_list")
+    assert "Status mismatch" in rows.first.inner_text()  # actionable first
+    layout = page.evaluate(
+        """() => {
+        const results = document.querySelector('#result_list').closest('.results');
+        return {page: document.documentElement.scrollWidth, inner: results.scrollWidth,
+                client: results.clientWidth};
+    }"""
+    )
+    assert layout["page"] <= 1400 and layout["inner"] <= layout["client"], layout
     screens.take(page, "exceptions")
 
     # Propose the outcome the statement proves.
@@ -147,6 +156,13 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     page.goto(f"{base}/admin/reconciliation/reconciliationrun/{run_id}/change/")
     assert "Every line is matched or explained." in page.inner_text("[data-testid=run-verdict]")
     screens.take(page, "run-complete")
+
+    # The dashboard opens on the mode that has payouts (test here), says so, and fits.
+    page.goto(f"{base}/admin/reconciliation/reconciliationrun/dashboard/")
+    assert "TEST MODE" in page.inner_text("[data-testid=dashboard-mode-banner]")
+    assert "yesterday, " in page.inner_text("[data-testid=dashboard-day-table]").lower()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    screens.take(page, "dashboard")
 
     # The audit trail shows both people's acts.
     page.goto(f"{base}/admin/audit/auditrecord/?object_type__exact=payouts.payout")

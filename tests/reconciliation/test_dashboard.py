@@ -333,7 +333,10 @@ def test_page_defaults_to_today_in_live_mode(viewer_client, spread) -> None:
     assert response.status_code == 200
     board = response.context["board"]
     assert (board.day, board.mode, board.is_today) == (local_today(), Mode.LIVE, True)
-    assert response.context["day_table"]["headings"] == [f"Today, {local_today().isoformat()}"]
+    assert response.context["day_table"]["headings"] == [
+        f"Yesterday, {(local_today() - timedelta(days=1)).isoformat()}",
+        f"Today, {local_today().isoformat()}",
+    ]
     page = dashboard_markup(response)
     assert '<option value="live" selected>' in page
     assert f'value="{local_today().isoformat()}"' in page
@@ -448,7 +451,7 @@ def test_exception_figures_of_the_mode_link_to_the_items_by_state(live_wallet) -
     ReconciliationItemFactory.create_batch(3)
     ReconciliationItemFactory(run__mode="test")
     client = client_for(User.objects.create_superuser("lead", "lead@example.com", "pw-lead-123"))
-    response = client.get(DASHBOARD)
+    response = client.get(DASHBOARD, {"mode": "live"})
     hrefs = {link["href"] for link in page_links(response)}
     items = "/admin/reconciliation/reconciliationitem/"
     open_url = f"{items}?state=open&amp;run__mode__exact=live"
@@ -486,7 +489,8 @@ def test_future_day_falls_back_to_today(viewer_client) -> None:
     assert "has not happened yet" in response.content.decode()
 
 
-def test_bad_mode_falls_back_to_live(viewer_client, day) -> None:
+def test_bad_mode_falls_back_to_the_mode_with_data(viewer_client, live_wallet, day) -> None:
+    payout_at(live_wallet, PayoutStatus.SUCCESSFUL, at(day, 10))
     response = viewer_client.get(DASHBOARD, {"day": day.isoformat(), "mode": "prod"})
     assert response.status_code == 200
     assert (response.context["board"].day, response.context["board"].mode) == (day, Mode.LIVE)
@@ -520,9 +524,47 @@ def test_page_queries_are_few_and_do_not_grow_with_the_data(
         for status in PayoutStatus.values:
             payout_at(live_wallet, status, at(day - timedelta(days=offset), offset))
     ReconciliationItemFactory.create_batch(3)
-    # session, user, user and group permissions; the day×status figures, the pending totals,
-    # the oldest pending, the oldest ambiguous, the unresolved exceptions
-    with django_assert_max_num_queries(9), CaptureQueriesContext(connection) as many:
+    # session, user, user and group permissions; the mode to open on (none asked for); the
+    # day×status figures, the pending totals, the oldest pending, the oldest ambiguous, the
+    # unresolved exceptions
+    with django_assert_max_num_queries(10), CaptureQueriesContext(connection) as many:
         response = viewer_client.get(DASHBOARD, {"day": day.isoformat()})
     assert response.status_code == 200
     assert len(many) == len(few)
+
+
+def test_page_opens_on_yesterday_and_today(viewer_client, live_wallet) -> None:
+    yesterday = local_today() - timedelta(days=1)
+    payout_at(live_wallet, PayoutStatus.SUCCESSFUL, at(yesterday, 11), "1200.00", "10.00")
+
+    response = viewer_client.get(DASHBOARD)
+
+    board = response.context["board"]
+    assert board.yesterday_figures.count == 1
+    assert board.today_figures.count == 0
+    day_table = dashboard_markup(response)
+    assert "₦1,200.00" in day_table
+
+
+def test_page_opens_on_test_mode_when_there_is_no_live_payout(viewer_client, test_wallet) -> None:
+    payout_at(test_wallet, PayoutStatus.SUCCESSFUL, at(local_today(), 9), "500.00", "10.00")
+
+    response = viewer_client.get(DASHBOARD)
+
+    assert response.context["board"].mode == Mode.TEST
+    assert response.context["board"].today_figures.count == 1
+    banner = response.content.decode().split('data-testid="dashboard-mode-banner"')[1][:200]
+    assert "TEST MODE" in banner
+
+
+def test_page_opens_on_live_mode_once_there_is_a_live_payout(
+    viewer_client, live_wallet, test_wallet
+) -> None:
+    payout_at(test_wallet, PayoutStatus.SUCCESSFUL, at(local_today(), 9), "500.00", "10.00")
+    payout_at(live_wallet, PayoutStatus.FAILED, at(local_today(), 9), "700.00", "10.00")
+
+    response = viewer_client.get(DASHBOARD)
+
+    assert response.context["board"].mode == Mode.LIVE
+    banner = response.content.decode().split('data-testid="dashboard-mode-banner"')[1][:200]
+    assert "LIVE MODE" in banner

@@ -113,6 +113,7 @@ def test_every_line_gets_the_oracles_category(live_wallet: Wallet, cases, foreig
             content=buffer.getvalue().encode(),
             file_name="generated.csv",
             statement_format="paystack_transfers",
+            mode="live",
             period=(DAY_START.date() + timedelta(days=1), DAY_START.date() + timedelta(days=1)),
             actor_label="test",
         ).run

@@ -185,6 +185,7 @@ def test_matching_uses_a_bounded_number_of_queries(live_wallet) -> None:
             content=(header + rows).encode(),
             file_name="many.csv",
             statement_format="paystack_transfers",
+            mode="live",
             actor_label="test",
         )
 

@@ -1,6 +1,8 @@
 """Imports a provider's or bank's statement file and matches it to our payouts, as the admin's
 "Import a statement…" does. The same file again is recognised (by its SHA-256) and not
-imported twice. Output as every ops command (``core.commands``); exit status: 0 imported (or
+imported twice (unless that import was voided). ``--mode`` defaults to the mode of the payouts
+the file's references name; when they name none of ours, or both modes, it must be given.
+Output as every ops command (``core.commands``); exit status: 0 imported (or
 already imported), 1 the file could not be read."""
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ class Command(OpsCommand):
         parser.add_argument(
             "--format", dest="statement_format", required=True, choices=sorted(FORMATS)
         )
-        parser.add_argument("--mode", default=Mode.LIVE, choices=Mode.values)
+        parser.add_argument(
+            "--mode",
+            default=None,
+            choices=Mode.values,
+            help="whose payouts to match against; default: the mode of the payouts the file's "
+            "references name (refused when they name none of ours or both modes)",
+        )
         parser.add_argument("--from", dest="period_start", help="first day covered (YYYY-MM-DD)")
         parser.add_argument("--to", dest="period_end", help="last day covered (YYYY-MM-DD)")
 
