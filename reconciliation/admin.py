@@ -75,7 +75,7 @@ from reconciliation.services import (
 )
 
 if TYPE_CHECKING:
-    from reconciliation.selectors import ItemsWithState
+    pass
 
 
 def _items_url(**params: Any) -> str:
@@ -226,7 +226,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                 statement_import_void(
                     run_id=run.pk,
                     reason=form.cleaned_data["reason"],
-                    voided_by=request.user,
+                    voided_by=cast(User, request.user),
                     request=request,
                 )
             except ApplicationError as error:
@@ -292,7 +292,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                 statement_import_void(
                     run_id=run.pk,
                     reason=form.cleaned_data["reason"],
-                    voided_by=request.user,
+                    voided_by=cast(User, request.user),
                     request=request,
                 )
             except ApplicationError as error:

@@ -4,7 +4,7 @@ the voided / state / kind filters, and how a confirmation page names the lines i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
@@ -24,6 +24,9 @@ from reconciliation.selectors import UNRESOLVED_STATES, ExceptionState
 
 UPLOAD_MAX_BYTES = 20 * 1024 * 1024
 MODE_FROM_FILE = ""
+
+if TYPE_CHECKING:
+    from reconciliation.selectors import ItemsWithState
 
 
 class StatementUploadForm(forms.Form):
@@ -111,9 +114,7 @@ class StateFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return [("unresolved", "Unresolved (open or proposed)"), *ExceptionState.choices]
 
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
-    ) -> QuerySet[ReconciliationItem]:
+    def queryset(self, request: HttpRequest, queryset: ItemsWithState) -> ItemsWithState:
         value = self.value()
         if value == "unresolved":
             return queryset.filter(state__in=UNRESOLVED_STATES)

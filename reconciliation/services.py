@@ -410,7 +410,7 @@ def statement_import_void(
     *,
     run_id: int,
     reason: str,
-    voided_by: AbstractBaseUser,
+    voided_by: User,
     request: HttpRequest | None = None,
 ) -> ReconciliationRun:
     """Voids a statement import made by mistake (the wrong mode, the wrong file): its lines
