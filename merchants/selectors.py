@@ -1,17 +1,19 @@
+"""Merchant reads: the active secret key a request authenticates with, its merchant and the
+wallet of its mode, in one hand-written query (docs/architecture.md, "Where the ORM is
+bypassed")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from django.db import connections, router
+from django.db.models import Model
 
 from core.db import ModelRow, quoted_column, quoted_table
 from merchants.keys import secret_key_hash
 from merchants.models import Merchant, SecretKey
-
-if TYPE_CHECKING:
-    from wallets.models import Wallet
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,9 @@ class ActiveKey:
 
     key: SecretKey
     merchant: Merchant
-    wallet: Wallet | None
+    # A wallets.models.Wallet, typed as its base: merchants sits below wallets and imports
+    # nothing of it (the wallet is reached through the reverse of Wallet.merchant).
+    wallet: Model | None
 
     @property
     def pk(self) -> int:
@@ -93,5 +97,5 @@ def secret_key_get_active(*, plaintext: str) -> ActiveKey | None:
     key = cast(SecretKey, key_row.instance(row[:merchant_start], connection))
     merchant = cast(Merchant, merchant_row.instance(row[merchant_start:wallet_start], connection))
     key.merchant = merchant  # the relation's cache: key.merchant reads no row again
-    wallet = cast("Wallet | None", wallet_row.instance(row[wallet_start:], connection))
+    wallet = wallet_row.instance(row[wallet_start:], connection)
     return ActiveKey(key=key, merchant=merchant, wallet=wallet)
