@@ -4,7 +4,7 @@ rules."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 import pytest
@@ -27,6 +27,20 @@ from wallets.selectors import wallet_get
 from webhooks.events import event_record
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _project_broker() -> Iterator[None]:
+    """The broker the settings configure (another module's session fixture may have swapped
+    in an in-memory one, whose queues /metrics cannot read)."""
+    from config.celery_app import app as celery_app
+
+    previous = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
+    celery_app.conf.broker_url = settings.CELERY_BROKER_URL
+    celery_app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    yield
+    celery_app.conf.broker_url, celery_app.conf.broker_transport_options = previous
+
 
 NAMED_FAMILIES = {
     "http_requests",
