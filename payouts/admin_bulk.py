@@ -42,11 +42,11 @@ from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
+from payouts.admin_resolution import DecisionForm
 from payouts.api.serializers import payout_batch_items_parse
 from payouts.models import PayoutBatchProposal, ResolutionDecision
 from payouts.services import (
     BATCH_MAX_ITEMS,
-    RESOLUTION_REASON_MIN_LENGTH,
     payout_batch_preview,
 )
 from payouts.services.bulk_proposals import (
@@ -158,28 +158,8 @@ class BulkUploadForm(forms.Form):
         return upload
 
 
-class BulkDecisionForm(forms.Form):
-    note = forms.CharField(
-        label="Decision note",
-        required=False,
-        strip=True,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
-        help_text=f"Internal. Required to reject (at least {RESOLUTION_REASON_MIN_LENGTH} "
-        "characters).",
-    )
-
-    def __init__(self, *args: Any, rejecting: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.rejecting = rejecting
-
-    def clean_note(self) -> str:
-        note = self.cleaned_data.get("note") or ""
-        if self.rejecting and len(note) < RESOLUTION_REASON_MIN_LENGTH:
-            raise forms.ValidationError(
-                f"Say why the bulk payout is rejected (at least {RESOLUTION_REASON_MIN_LENGTH} "
-                "characters)."
-            )
-        return note
+class BulkDecisionForm(DecisionForm):
+    rejected = "the bulk payout"
 
 
 def _money(value: str) -> SafeString | str:

@@ -110,6 +110,9 @@ class ProposeResolutionForm(forms.Form):
 
 
 class DecisionForm(forms.Form):
+    """An approver's decision on a proposal: a note, required (and long enough) to reject."""
+
+    rejected = "the proposal"  # what the refusal message names
     note = forms.CharField(
         label="Decision note",
         required=False,
@@ -127,7 +130,7 @@ class DecisionForm(forms.Form):
         note = self.cleaned_data.get("note") or ""
         if self.rejecting and len(note) < RESOLUTION_REASON_MIN_LENGTH:
             raise forms.ValidationError(
-                f"Say why the proposal is rejected (at least {RESOLUTION_REASON_MIN_LENGTH} "
+                f"Say why {self.rejected} is rejected (at least {RESOLUTION_REASON_MIN_LENGTH} "
                 "characters)."
             )
         return note

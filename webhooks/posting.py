@@ -109,8 +109,9 @@ _current_deadline: contextvars.ContextVar[DeliveryDeadline | None] = contextvars
 # ("HTTPConnectionPool(host=…): … NewConnectionError(…)").
 
 
-class HTTPConnection(connection.HTTPConnection):
-    """Hands its socket to the current attempt's deadline as soon as it is connected."""
+class _DeadlineWatched(connection.HTTPConnection):
+    """Hands its socket to the current attempt's deadline as soon as it is connected (for
+    HTTPS, before the TLS handshake starts)."""
 
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
@@ -120,15 +121,12 @@ class HTTPConnection(connection.HTTPConnection):
         return sock
 
 
-class HTTPSConnection(connection.HTTPSConnection):
-    """Hands its socket to the deadline before the TLS handshake starts."""
+class HTTPConnection(_DeadlineWatched):
+    pass
 
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        deadline = _current_deadline.get()
-        if deadline is not None:
-            deadline.watch(sock)
-        return sock
+
+class HTTPSConnection(_DeadlineWatched, connection.HTTPSConnection):
+    pass
 
 
 class HTTPConnectionPool(connectionpool.HTTPConnectionPool):

@@ -97,7 +97,7 @@ def schema_yaml_dump(data: Any) -> bytes:
     return text.encode("utf-8")
 
 
-class SchemaYamlRenderer(OpenApiYamlRenderer):
+class _QuotingYamlRender:
     def render(
         self,
         data: Any,
@@ -107,14 +107,12 @@ class SchemaYamlRenderer(OpenApiYamlRenderer):
         return schema_yaml_dump(data)
 
 
-class SchemaYamlRenderer2(OpenApiYamlRenderer2):
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: Mapping[str, Any] | None = None,
-    ) -> bytes:
-        return schema_yaml_dump(data)
+class SchemaYamlRenderer(_QuotingYamlRender, OpenApiYamlRenderer):
+    """drf-spectacular's YAML renderer with :func:`schema_yaml_dump`."""
+
+
+class SchemaYamlRenderer2(_QuotingYamlRender, OpenApiYamlRenderer2):
+    """The same for the ``application/vnd.oai.openapi`` media type."""
 
 
 class SchemaApi(SpectacularAPIView):
