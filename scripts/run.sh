@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: migrate, seed a demo merchant on the first start, then web + worker + beat.
+# `make run`: migrate, seed a demo merchant and staff users on the first start, then web, the
+# money and webhook workers and beat (the Procfile).
 # Database: DATABASE_URL if set (here or in .env); else a private PostgreSQL server
 # (scripts/embedded_db.py) with its data under $VAR_DIR/postgres, started here and stopped
 # when the service stops.
