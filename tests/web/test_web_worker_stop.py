@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,12 @@ def test_the_web_stops_promptly_and_without_errors(stop_signal: int, tmp_path: P
         )
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz", timeout=60)
+        # Every worker serving, not one still loading the application: the stop is timed from a
+        # service that is up.
+        deadline = time.monotonic() + 30
+        while log_path.read_text().count("Started server process") < 2:
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
         process.send_signal(stop_signal)
         returncode = process.wait(timeout=STOP_BUDGET_SECONDS)
     finally:
