@@ -42,9 +42,9 @@ from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
-from payouts.admin_resolution import DecisionForm
+from payouts.admin_resolution import DecisionForm, ProposalStateFilter
 from payouts.api.serializers import payout_batch_items_parse
-from payouts.models import PayoutBatchProposal, ResolutionDecision
+from payouts.models import PayoutBatchProposal
 from payouts.services import (
     BATCH_MAX_ITEMS,
     payout_batch_preview,
@@ -330,24 +330,6 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
 # --- Proposals: list, detail, review ---------------------------------------------------------
 
 
-class BatchProposalStateFilter(admin.SimpleListFilter):
-    title = "decision"
-    parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("open", "Open"), *ResolutionDecision.choices]
-
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[PayoutBatchProposal]
-    ) -> QuerySet[PayoutBatchProposal]:
-        value = self.value()
-        if value == "open":
-            return queryset.filter(decision="")
-        if value in ResolutionDecision.values:
-            return queryset.filter(decision=value)
-        return queryset
-
-
 @admin.register(PayoutBatchProposal)
 class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     """Bulk payouts waiting for (or given) a second person's decision: read-only; decided on
@@ -365,7 +347,7 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         "decision_display",
         "decided_by",
     )
-    list_filter = (BatchProposalStateFilter, "mode")
+    list_filter = (ProposalStateFilter, "mode")
     search_fields = ("=batch_reference", "file_name", "merchant__name")
     list_select_related = ("merchant", "proposed_by", "decided_by")
     fields = (

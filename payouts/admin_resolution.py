@@ -309,15 +309,15 @@ class ResolutionPagesMixin(_PayoutAdminBase):
 
 
 class ProposalStateFilter(admin.SimpleListFilter):
+    """Open or decided (approved, rejected): resolution proposals and bulk proposals alike."""
+
     title = "decision"
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return [("open", "Open"), *ResolutionDecision.choices]
 
-    def queryset(
-        self, request: HttpRequest, queryset: QuerySet[PayoutResolutionProposal]
-    ) -> QuerySet[PayoutResolutionProposal]:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
         if value == "open":
             return queryset.filter(decision="")
