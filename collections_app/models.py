@@ -139,6 +139,17 @@ class CollectionTransaction(models.Model):
     transaction_fee = MoneyField()
     amount_to_be_paid = MoneyField()
     amount_paid = MoneyField(default=Decimal("0.00"))
+    # Refunds not failed (pending or processed), kept under the transaction's row lock so the
+    # sum of refunds never exceeds ``amount_paid``.
+    amount_refunded = MoneyField(default=Decimal("0.00"))
+    # The settlement that paid the merchant its share (null while unsettled).
+    settlement = models.ForeignKey(
+        "settlements.Settlement",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transactions",
+    )
     payment_status = models.CharField(
         max_length=10, choices=PaymentStatus.choices, default=PaymentStatus.PENDING
     )
@@ -182,11 +193,24 @@ class CollectionTransaction(models.Model):
                 name="collection_transaction_amounts_valid",
             ),
             models.CheckConstraint(
+                condition=models.Q(amount_refunded__gte=0)
+                & models.Q(amount_refunded__lte=models.F("amount_paid")),
+                name="collection_refunds_within_amount_paid",
+            ),
+            models.CheckConstraint(
                 condition=~models.Q(payment_status="paid") | models.Q(paid_at__isnull=False),
                 name="paid_transaction_has_paid_at",
             ),
         ]
-        indexes = [models.Index(fields=["payment_status", "expires_at"])]
+        indexes = [
+            models.Index(fields=["payment_status", "expires_at"]),
+            # The settlement run: a merchant's paid, unsettled transactions of one mode.
+            models.Index(
+                fields=["merchant", "mode", "paid_at"],
+                condition=models.Q(payment_status="paid", settlement__isnull=True),
+                name="collection_unsettled_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.reference} ({self.payment_status})"

@@ -30,6 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from collections_app.events import transaction_event_record
@@ -66,6 +67,7 @@ from merchants.models import Merchant
 from payment_items.models import PaymentItem, Subaccount
 from payment_items.selectors import payment_item_get_payable, subaccounts_get_by_codes
 from payment_items.splits import SplitShareAmount, transaction_split_breakdown
+from settlements.platform_ledger import collection_paid_post
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +183,26 @@ def _status_transition(
         setattr(collection, name, value)
         fields.append(name)
     collection.save(update_fields=fields)
+    if to_status == PaymentStatus.PAID:
+        _platform_collected_post(collection)
     transaction_status_changed(collection=collection, previous_status=previous_status)
+
+
+def _platform_collected_post(collection: CollectionTransaction) -> None:
+    """Accounts for a paid collection on the platform ledger (fee, subaccount shares, the
+    merchant's part), in the transaction that marks it paid."""
+    shares = TransactionSplitEntry.objects.filter(transaction_id=collection.pk).aggregate(
+        total=Sum("share")
+    )["total"] or Decimal("0.00")
+    collection_paid_post(
+        mode=collection.mode,
+        merchant_id=collection.merchant_id,
+        collection_id=collection.pk,
+        reference=collection.reference,
+        amount_paid=collection.amount_paid,
+        fee=collection.transaction_fee,
+        shares=shares,
+    )
 
 
 # --- customers ---------------------------------------------------------------------------------

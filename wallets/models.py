@@ -89,6 +89,15 @@ class LedgerEntryType(models.TextChoices):
     # A successful payout sent back by the beneficiary's bank: available += amount (+ the fee
     # when PAYOUT_RETURN_REFUNDS_FEE), reserved untouched.
     PAYOUT_RETURN = "payout_return", "Payout return"
+    # Collected money settled to the merchant: available += net of one settlement.
+    SETTLEMENT = "settlement", "Settlement"
+    # A refund to a customer taken from the wallet (the collection was settled already, or
+    # what is owed to the merchant did not cover it): available -= amount.
+    REFUND = "refund", "Refund"
+    # A failed refund's wallet part put back: available += amount.
+    REFUND_REVERSAL = "refund_reversal", "Refund reversal"
+    # The platform's wallet only: a settlement's subaccount shares, paid out from there.
+    SUBACCOUNT_SHARES = "subaccount_shares", "Subaccount shares"
 
 
 class LedgerEntryImmutableError(Exception):

@@ -572,6 +572,61 @@ def wallet_return(
     )
 
 
+# --- Settlement and refunds --------------------------------------------------------------------
+
+# What each collection-side writer may record; the type says which way the money moves.
+COLLECTION_CREDIT_TYPES: tuple[str, ...] = (
+    LedgerEntryType.SETTLEMENT,
+    LedgerEntryType.REFUND_REVERSAL,
+    LedgerEntryType.SUBACCOUNT_SHARES,
+)
+
+
+def wallet_collection_credit(
+    *, wallet: Wallet, entry_type: str, amount: Decimal, reference: str, description: str = ""
+) -> LedgerEntry:
+    """Credits collected money to the available balance of ``wallet``, which the caller has
+    locked (``wallet_lock``) in its transaction: a settlement's net, a failed refund's wallet
+    part put back, or a settlement's subaccount shares on the platform's wallet. The wallet
+    may be inactive: money owed is always credited."""
+    if entry_type not in COLLECTION_CREDIT_TYPES:
+        raise ValueError(f"entry_type: {entry_type!r} is not a collection credit")
+    amount = _require_positive(amount)
+    if not _in_atomic_block():
+        raise RuntimeError("wallet_collection_credit must be called inside transaction.atomic()")
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=entry_type,
+        amount=amount,
+        available_delta=amount,
+        reserved_delta=ZERO,
+        reference=reference,
+        description=description,
+    )
+
+
+def wallet_refund_debit(
+    *, wallet: Wallet, amount: Decimal, reference: str, description: str = ""
+) -> LedgerEntry:
+    """Takes a refund's wallet part from the available balance of ``wallet``, which the caller
+    has locked (``wallet_lock``) in its transaction; ``InsufficientBalanceError`` (400, nothing
+    changed) when the balance does not cover it. One ``refund`` entry."""
+    amount = _require_positive(amount)
+    if not _in_atomic_block():
+        raise RuntimeError("wallet_refund_debit must be called inside transaction.atomic()")
+    if wallet.available_balance < amount:
+        raise InsufficientBalanceError()
+    return _ledger_write(
+        wallet=wallet,
+        entry_type=LedgerEntryType.REFUND,
+        amount=amount,
+        available_delta=-amount,
+        reserved_delta=ZERO,
+        reference=reference,
+        description=description,
+    )
+
+
 # --- Funding -----------------------------------------------------------------------------------
 
 

@@ -60,6 +60,10 @@ class StatementMovement(models.TextChoices):
     PAYOUTS_CAPTURED = "payouts_captured", "Payouts captured"
     RELEASES = "releases", "Releases of failed payouts"
     RETURNS = "returns", "Returns of paid payouts"
+    SETTLEMENTS = "settlements", "Settlements of collections"
+    REFUNDS = "refunds", "Refunds to customers"
+    REFUND_REVERSALS = "refund_reversals", "Failed refunds put back"
+    SUBACCOUNT_SHARES = "subaccount_shares", "Subaccount shares to pay out"
 
 
 STATEMENT_MOVEMENT_BY_ENTRY_TYPE: Mapping[str, StatementMovement] = {
@@ -68,6 +72,10 @@ STATEMENT_MOVEMENT_BY_ENTRY_TYPE: Mapping[str, StatementMovement] = {
     LedgerEntryType.PAYOUT_DEBIT: StatementMovement.PAYOUTS_CAPTURED,
     LedgerEntryType.PAYOUT_REVERSAL: StatementMovement.RELEASES,
     LedgerEntryType.PAYOUT_RETURN: StatementMovement.RETURNS,
+    LedgerEntryType.SETTLEMENT: StatementMovement.SETTLEMENTS,
+    LedgerEntryType.REFUND: StatementMovement.REFUNDS,
+    LedgerEntryType.REFUND_REVERSAL: StatementMovement.REFUND_REVERSALS,
+    LedgerEntryType.SUBACCOUNT_SHARES: StatementMovement.SUBACCOUNT_SHARES,
 }
 
 
@@ -116,6 +124,10 @@ class StatementMovements:
     payouts_captured: StatementMovementTotal = field(default_factory=StatementMovementTotal)
     releases: StatementMovementTotal = field(default_factory=StatementMovementTotal)
     returns: StatementMovementTotal = field(default_factory=StatementMovementTotal)
+    settlements: StatementMovementTotal = field(default_factory=StatementMovementTotal)
+    refunds: StatementMovementTotal = field(default_factory=StatementMovementTotal)
+    refund_reversals: StatementMovementTotal = field(default_factory=StatementMovementTotal)
+    subaccount_shares: StatementMovementTotal = field(default_factory=StatementMovementTotal)
 
     def __add__(self, other: StatementMovements) -> StatementMovements:
         return StatementMovements(

@@ -18,6 +18,11 @@ class EventType(models.TextChoices):
     PAYOUT_FAILED = "payout.failed", "payout.failed"
     WALLET_BALANCE_LOW = "wallet.balance_low", "wallet.balance_low"
     PAYOUT_RETURNED = "payout.returned", "payout.returned"
+    REFUND_PENDING = "refund.pending", "refund.pending"
+    REFUND_PROCESSED = "refund.processed", "refund.processed"
+    REFUND_FAILED = "refund.failed", "refund.failed"
+    SETTLEMENT_COMPLETED = "settlement.completed", "settlement.completed"
+    SETTLEMENT_ACCOUNT_CHANGED = "settlement_account.changed", "settlement_account.changed"
 
 
 class Event(models.Model):

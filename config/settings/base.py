@@ -55,6 +55,8 @@ INSTALLED_APPS = [
     "webhooks",
     "audit",
     "reconciliation",
+    "settlements",
+    "refunds",
 ]
 
 MIDDLEWARE = [

@@ -420,7 +420,11 @@ def test_status_transition_applies_only_allowed_pairs(from_status: str, to_statu
     paid_at = timezone.now() if from_status == PaymentStatus.PAID else None
     txn = CollectionTransactionFactory(payment_status=from_status, paid_at=paid_at)
     now = timezone.now()
-    changes = {"paid_at": now} if to_status == PaymentStatus.PAID else None
+    changes = (
+        {"paid_at": now, "amount_paid": txn.amount_to_be_paid}
+        if to_status == PaymentStatus.PAID
+        else None
+    )
     if transition_allowed(from_status=from_status, to_status=to_status):
         services._status_transition(collection=txn, to_status=to_status, now=now, changes=changes)
         txn.refresh_from_db()
