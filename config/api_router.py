@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("beneficiaries.api.urls")),
     path("", include("payment_items.api.urls")),
     path("", include("collections_app.api.urls")),
+    path("", include("refunds.api.urls")),
     path("", include("webhooks.api.urls")),
 ]

@@ -59,6 +59,12 @@ class Refund(models.Model):
     provider_reference = models.CharField(max_length=100, blank=True, default="")
     provider_responses = models.JSONField(default=list, blank=True)
     failure_reason = models.CharField(max_length=255, blank=True, default="")
+    # Sending: when a request may first have reached the provider (null: never sent), when the
+    # refund is next due to be sent or asked about (the sweeper's clock, also the send claim's
+    # lease), and how many checks it has had (the backoff's exponent).
+    sent_at = models.DateTimeField(null=True, blank=True)
+    next_check_at = models.DateTimeField(null=True, blank=True)
+    check_count = models.PositiveIntegerField(default=0)
     # Who asked: the API (a merchant's key) or the back office (a staff user).
     initiated_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -70,6 +76,11 @@ class Refund(models.Model):
         indexes = [
             models.Index(fields=["merchant", "mode", "-id"], name="refund_newest_idx"),
             models.Index(fields=["status", "updated_at"], name="refund_status_idx"),
+            models.Index(
+                fields=["next_check_at"],
+                condition=Q(status="pending"),
+                name="refund_pending_due_idx",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -474,6 +474,24 @@ COLLECTION_PROVIDER_BY_MODE = {
     "test": env.str("COLLECTION_PROVIDER_TEST", default="sandbox"),
     "live": env.str("COLLECTION_PROVIDER_LIVE", default="paystack"),
 }
+# Refunds of paid collections (docs/refunds.md). Our collection fee stays ours unless this is
+# on; then each refund gives back the fee's share of the amount it refunds.
+COLLECTION_REFUND_RETURNS_FEE = env.bool("COLLECTION_REFUND_RETURNS_FEE", default=False)
+# Who carries a refund per mode ("sandbox": the test-mode provider, outcomes by magic amounts;
+# "paystack": POST /refund, GET /refund/:id).
+REFUND_PROVIDER_BY_MODE = {
+    "test": env.str("REFUND_PROVIDER_TEST", default="sandbox"),
+    "live": env.str("REFUND_PROVIDER_LIVE", default="paystack"),
+}
+# A pending refund is checked again after REFUND_REQUERY_BASE_SECONDS, doubling each time up
+# to REFUND_REQUERY_MAX_SECONDS; one being sent holds its claim for REFUND_SEND_LEASE_SECONDS.
+REFUND_REQUERY_BASE_SECONDS = env.int("REFUND_REQUERY_BASE_SECONDS", default=60)
+REFUND_REQUERY_MAX_SECONDS = env.int("REFUND_REQUERY_MAX_SECONDS", default=6 * 3600)
+REFUND_SEND_LEASE_SECONDS = env.int("REFUND_SEND_LEASE_SECONDS", default=120)
+CELERY_BEAT_SCHEDULE["refunds-check-due"] = {
+    "task": "refunds.tasks.refunds_check_due_task",
+    "schedule": timedelta(seconds=env.int("REFUND_SWEEP_SECONDS", default=60)),
+}
 # Events: signed POSTs to the callback URL and the merchant's webhook URL, retried for 72 h.
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0)
 WEBHOOK_READ_TIMEOUT_SECONDS = env.float("WEBHOOK_READ_TIMEOUT_SECONDS", default=5.0)

@@ -1,0 +1,71 @@
+"""Refund reads: one refund of a merchant, and the refund list with its filters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.db.models import Q, QuerySet
+
+from core.api.pagination import Page, paginate
+from core.exceptions import NotFoundError
+from refunds.models import Refund
+
+if TYPE_CHECKING:
+    from merchants.models import Merchant
+
+REFUND_NOT_FOUND_MESSAGE = "Refund not found"
+
+
+@dataclass(frozen=True)
+class RefundListFilters:
+    status: str | None = None
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # inclusive
+    reference: str | None = None  # the refund_id or the collection's reference
+
+
+def refund_list(
+    *, merchant: Merchant, mode: str, filters: RefundListFilters | None = None
+) -> QuerySet[Refund]:
+    """The merchant's refunds of one mode, newest first, with their collections' references."""
+    filters = filters or RefundListFilters()
+    queryset = Refund.objects.filter(merchant=merchant, mode=mode)
+    if filters.status:
+        queryset = queryset.filter(status=filters.status)
+    if filters.created_from is not None:
+        queryset = queryset.filter(created_at__gte=filters.created_from)
+    if filters.created_to is not None:
+        queryset = queryset.filter(created_at__lte=filters.created_to)
+    if filters.reference:
+        queryset = queryset.filter(
+            Q(refund_id=filters.reference) | Q(collection__reference=filters.reference)
+        )
+    return queryset.select_related("collection").order_by("-id")
+
+
+def refund_list_page(
+    *,
+    merchant: Merchant,
+    mode: str,
+    filters: RefundListFilters | None = None,
+    page: int,
+    limit: int,
+) -> Page:
+    return paginate(
+        refund_list(merchant=merchant, mode=mode, filters=filters), page=page, limit=limit
+    )
+
+
+def refund_get(*, merchant: Merchant, mode: str, refund_id: str) -> Refund:
+    """One refund of the merchant in this mode by its ``refund_id``; 404 for another
+    merchant's or mode's."""
+    refund = (
+        Refund.objects.filter(refund_id=refund_id, merchant=merchant, mode=mode)
+        .select_related("collection")
+        .first()
+    )
+    if refund is None:
+        raise NotFoundError(REFUND_NOT_FOUND_MESSAGE)
+    return refund
