@@ -36,6 +36,7 @@ def transaction_event_data(*, collection: CollectionTransaction) -> dict[str, An
         "transaction_fee": format_amount(collection.transaction_fee),
         "amount_to_be_paid": format_amount(collection.amount_to_be_paid),
         "amount_paid": format_amount(collection.amount_paid),
+        "amount_refunded": format_amount(collection.amount_refunded),
         "paid_at": event_timestamp(collection.paid_at),
         "channel": collection.channel,
         "payment_type": collection.payment_type,

@@ -87,6 +87,7 @@ SEARCH_DATA_EXAMPLE: dict[str, Any] = {
     "authorization_url": f"https://pay.example.com/checkout/{REFERENCE}",
     "amount": "7000.00",
     "amount_paid": "7205.00",
+    "amount_refunded": "0.00",
     "amount_to_be_paid": "7205.00",
     "transaction_fee": "205.00",
     "payment_status": "paid",

@@ -227,6 +227,10 @@ class TransactionSearchOutputSerializer(serializers.Serializer):
     authorization_url = serializers.CharField(allow_null=True)
     amount = MoneyField()
     amount_paid = MoneyField()
+    amount_refunded = MoneyField(
+        help_text="Extension: how much of amount_paid is refunded or being refunded (refunds "
+        "pending or processed; a failed refund no longer counts)"
+    )
     amount_to_be_paid = MoneyField()
     transaction_fee = MoneyField()
     payment_status = _payment_status_field()

@@ -72,6 +72,7 @@ SEARCH_FIELDS = {
     "authorization_url",
     "amount",
     "amount_paid",
+    "amount_refunded",  # extension: refunds pending or processed
     "amount_to_be_paid",
     "transaction_fee",
     "payment_status",
