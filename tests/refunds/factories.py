@@ -76,29 +76,48 @@ def paid_collection(
 
 
 def collection_settle(collection: CollectionTransaction) -> Settlement:
-    """Settles one paid collection as the settlement engine does: a settlement of its net, the
-    wallet credited by a ``settlement`` entry, owed_merchants moved to merchant_credits."""
-    net = collection.amount_paid - collection.transaction_fee
+    """Settles one paid collection as the settlement engine does: the merchant's pending refund
+    deductions taken oldest first while the net stays at or above zero, a settlement of the
+    net, the wallet credited by a ``settlement`` entry, owed_merchants moved to
+    merchant_credits."""
+    owed = collection.amount_paid - collection.transaction_fee
     with transaction.atomic():
         wallet = Wallet.objects.get(merchant_id=collection.merchant_id, mode=collection.mode)
         wallet = wallet_lock(wallet_id=wallet.pk)
+        deductions = []
+        deducted = Decimal("0.00")
+        pending = Refund.objects.filter(
+            merchant_id=collection.merchant_id,
+            mode=collection.mode,
+            deducted_from_settlement__gt=0,
+            settlement__isnull=True,
+        ).exclude(status=RefundStatus.FAILED)
+        for refund in pending.order_by("id"):
+            if deducted + refund.deducted_from_settlement > owed:
+                break
+            deducted += refund.deducted_from_settlement
+            deductions.append(refund.pk)
+        net = owed - deducted
         settlement = SettlementFactory(
             merchant_id=collection.merchant_id,
             mode=collection.mode,
             transaction_count=1,
             gross=collection.amount_paid,
             fees=collection.transaction_fee,
+            refunds_deducted=deducted,
             net=net,
         )
-        entry = wallet_collection_credit(
-            wallet=wallet,
-            entry_type=LedgerEntryType.SETTLEMENT,
-            amount=net,
-            reference=settlement.settlement_id,
-        )
-        settlement.ledger_entry = entry
-        settlement.save(update_fields=["ledger_entry"])
+        if net > 0:
+            entry = wallet_collection_credit(
+                wallet=wallet,
+                entry_type=LedgerEntryType.SETTLEMENT,
+                amount=net,
+                reference=settlement.settlement_id,
+            )
+            settlement.ledger_entry = entry
+            settlement.save(update_fields=["ledger_entry"])
         CollectionTransaction.objects.filter(pk=collection.pk).update(settlement=settlement)
+        Refund.objects.filter(pk__in=deductions).update(settlement=settlement)
         platform_post(
             mode=collection.mode,
             group=f"settlement:{settlement.settlement_id}",

@@ -381,7 +381,7 @@ def test_failed_refund_whose_deduction_a_settlement_took_goes_back_to_the_wallet
     refund = create(merchant, collection, amount=Decimal("1000.14")).refund
     assert refund_send(refund_id=refund.pk).status == RefundStatus.PENDING  # type: ignore[union-attr]
     # A settlement deducts the refund (as the engine does: net = 7000 - 1000.14).
-    settlement = collection_settle_with_deduction(collection, refund)
+    settlement = collection_settle(collection)
 
     refund.refresh_from_db()
     refund.next_check_at = None
@@ -393,46 +393,6 @@ def test_failed_refund_whose_deduction_a_settlement_took_goes_back_to_the_wallet
     assert wallet_of(merchant).available_balance == Decimal("7000.00")
     assert owed(merchant) == ZERO
     assert equation_holds()
-
-
-def collection_settle_with_deduction(collection: CollectionTransaction, refund: Refund):  # type: ignore[no-untyped-def]
-    from django.db import transaction
-
-    from settlements.platform_ledger import platform_post
-    from tests.refunds.factories import SettlementFactory
-    from wallets.services import wallet_collection_credit, wallet_lock
-
-    gross, fee = collection.amount_paid, collection.transaction_fee
-    deducted = refund.deducted_from_settlement
-    net = gross - fee - deducted
-    with transaction.atomic():
-        wallet = wallet_lock(wallet_id=wallet_of(collection.merchant).pk)
-        settlement = SettlementFactory(
-            merchant=collection.merchant,
-            transaction_count=1,
-            gross=gross,
-            fees=fee,
-            refunds_deducted=deducted,
-            net=net,
-        )
-        wallet_collection_credit(
-            wallet=wallet,
-            entry_type=LedgerEntryType.SETTLEMENT,
-            amount=net,
-            reference=settlement.settlement_id,
-        )
-        CollectionTransaction.objects.filter(pk=collection.pk).update(settlement=settlement)
-        Refund.objects.filter(pk=refund.pk).update(settlement=settlement)
-        platform_post(
-            mode=collection.mode,
-            group=f"settlement:{settlement.settlement_id}",
-            postings={
-                PlatformAccount.OWED_MERCHANTS: -net,
-                PlatformAccount.MERCHANT_CREDITS: net,
-            },
-            merchant_id=collection.merchant_id,
-        )
-    return settlement
 
 
 def test_pending_answer_waits_with_backoff_then_the_requery_processes(
