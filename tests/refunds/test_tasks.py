@@ -3,6 +3,7 @@ random sequences of payments, refunds, provider outcomes and settlements."""
 
 from __future__ import annotations
 
+import contextlib
 from decimal import Decimal
 
 import pytest
@@ -157,7 +158,8 @@ def test_platform_equation_holds_after_every_step(steps) -> None:  # type: ignor
                 kind = step[0]
                 if kind == "refund":
                     _, index, naira, kobo = step
-                    try:
+                    # Above what is left, or the wallet does not cover it: refused.
+                    with contextlib.suppress(ApplicationError):
                         refund_create(
                             merchant=merchant,
                             mode=Mode.TEST,
@@ -167,8 +169,6 @@ def test_platform_equation_holds_after_every_step(steps) -> None:  # type: ignor
                             idempotency_key=f"k{number}",
                             initiated_by="test",
                         )
-                    except ApplicationError:
-                        pass  # above what is left, or the wallet does not cover it
                 elif kind == "send":
                     pending = list(
                         Refund.objects.filter(status=RefundStatus.PENDING).order_by("id")
