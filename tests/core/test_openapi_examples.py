@@ -324,6 +324,7 @@ def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) ->
     answer = checked.call("get", status, path=status.format(reference=reference))
     assert answer["data"]["payment_status"] == "paid"
     checked.call("get", search, path=search.format(reference=reference))
+    _refund_flow(checked, schema, reference)
     # Your own transaction_reference is not looked up: the documented 400.
     client_reference = started["data"]["client_reference"]
     unknown = checked.call("get", status, path=status.format(reference=client_reference))
@@ -333,6 +334,20 @@ def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) ->
     assert events["data"]["items"], "the paid collection's event"
     event = f"{API}/events/{{event_id}}"
     checked.call("get", event, path=event.format(event_id=events["data"]["items"][0]["id"]))
+
+
+def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> None:
+    """A partial refund of the paid collection, the list and the refund (sandbox: processed)."""
+    refunds = f"{API}/transactions/in/refunds"
+    body = dict(
+        _request_example(schema, "post", refunds, "APartialRefund"),
+        transaction_reference=reference,
+    )
+    created = checked.call("post", refunds, data=body)
+    refund_id = created["data"]["refund"]["refund_id"]
+    checked.call("get", refunds)
+    one = f"{refunds}/{{refund_id}}"
+    checked.call("get", one, path=one.format(refund_id=refund_id))
 
 
 def test_the_csv_statement_answers_csv_whatever_the_accept_header_and_errors_as_json(
