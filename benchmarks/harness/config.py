@@ -109,6 +109,7 @@ class Config:
             "FIELD_ENCRYPTION_KEYS": self.field_encryption_key,
             "PAYOUT_PROVIDER_LIVE": "sandbox",
             "COLLECTION_PROVIDER_LIVE": "sandbox",
+            "REFUND_PROVIDER_LIVE": "sandbox",
             "SECURE_SSL_REDIRECT": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "VAR_DIR": str(WORK / "var"),

@@ -39,6 +39,7 @@ SCRUBBED = {
     "FIELD_ENCRYPTION_KEYS",
     "PAYOUT_PROVIDER_LIVE",
     "COLLECTION_PROVIDER_LIVE",
+    "REFUND_PROVIDER_LIVE",
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
     "SECURE_HSTS_INCLUDE_SUBDOMAINS",
@@ -117,6 +118,14 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
             {"PAYSTACK_SECRET_KEY": "", "PAYOUT_PROVIDER_LIVE": "sandbox"},
             "COLLECTION_PROVIDER_LIVE",
         ),
+        (
+            {
+                "PAYSTACK_SECRET_KEY": "",
+                "PAYOUT_PROVIDER_LIVE": "sandbox",
+                "COLLECTION_PROVIDER_LIVE": "sandbox",
+            },
+            "REFUND_PROVIDER_LIVE",
+        ),
         ({"SECRET_KEY": None}, "SECRET_KEY"),
         ({"FIELD_ENCRYPTION_KEYS": None}, "FIELD_ENCRYPTION_KEYS"),
         ({"FIELD_ENCRYPTION_KEYS": ""}, "FIELD_ENCRYPTION_KEYS"),
@@ -140,6 +149,7 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
         "paystack-key-empty",
         "paystack-live-payouts-without-key",
         "paystack-live-collections-without-key",
+        "paystack-live-refunds-without-key",
         "secret-key-default",
         "encryption-keys-unset",
         "encryption-keys-empty",
@@ -210,6 +220,7 @@ def test_without_paystack_in_live_mode_no_paystack_key_is_needed(tmp_path: Path)
             "PAYSTACK_SECRET_KEY": None,
             "PAYOUT_PROVIDER_LIVE": "sandbox",
             "COLLECTION_PROVIDER_LIVE": "sandbox",
+            "REFUND_PROVIDER_LIVE": "sandbox",
         },
         tmp_path,
     )
