@@ -522,15 +522,23 @@ def _refund_failed(
     )
 
 
-def refund_provider_hint(*, provider_name: str, provider_reference: str) -> Refund | None:
-    """A provider told us (a webhook) that one of its refunds changed: the refund it names is
-    asked about at once (the hint itself is never trusted). None for a refund we do not hold."""
-    refund = Refund.objects.filter(
-        provider_name=provider_name, provider_reference=provider_reference
-    ).first()
-    if refund is None:
-        return None
-    return refund_send(refund_id=refund.pk)
+def refunds_provider_hint(*, provider_name: str, transaction_reference: str) -> list[Refund]:
+    """A provider told us (a webhook) that a refund of one of its transactions changed: every
+    refund of that transaction it carries that is still pending is asked about at once (the
+    hint itself is never applied). Idempotent: final refunds are left alone, and one not yet
+    acknowledged by the provider is looked for only when its next check is due (never while
+    another worker may be sending it)."""
+    pending = Refund.objects.filter(
+        provider_name=provider_name,
+        status=RefundStatus.PENDING,
+        collection__reference=transaction_reference,
+    ).values_list("pk", flat=True)
+    checked = []
+    for refund_id in list(pending):
+        refund = refund_send(refund_id=refund_id)
+        if refund is not None:
+            checked.append(refund)
+    return checked
 
 
 # --- The sweeper -------------------------------------------------------------------------------

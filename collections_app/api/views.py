@@ -33,6 +33,7 @@ from collections_app.services import (
     transaction_initialize,
     transaction_provider_verify,
 )
+from collections_app.signals import paystack_event_received
 from core.api.base import ForbiddenMerchantApi
 from core.api.parsers import json_body_load
 from core.api.request_text import request_text_check
@@ -194,7 +195,9 @@ class PaystackWebhookApi(APIView):
     read with ``GET /transaction/verify/:reference`` and applied through
     ``transaction_confirm``. Idempotent: a transaction already final is left alone (no verify
     call), so redelivered events change nothing. Unknown references and other events answer
-    200 so Paystack stops resending them; a failed verify answers 503 so it tries again.
+    200 so Paystack stops resending them; a failed verify answers 503 so it tries again. Events
+    other than charges go to ``collections_app.signals.paystack_event_received`` first (refunds
+    apply ``refund.*`` there; data null, the message says what was done).
     """
 
     authentication_classes: list = []
@@ -213,7 +216,9 @@ class PaystackWebhookApi(APIView):
             "the outcome is read back from Paystack's verify call. A transaction already final "
             "is left alone, so a redelivered event changes nothing; other events and unknown "
             "references answer 200 with data null so Paystack stops resending; a failed verify "
-            "answers 503 so Paystack tries again."
+            "answers 503 so Paystack tries again. Refund events (refund.processed, "
+            "refund.failed, refund.pending, refund.processing) are hints too: the refunds of "
+            "that live transaction still pending are asked about at once (data null)."
         ),
         request={"application/json": {"type": "object"}},
         responses={
@@ -250,6 +255,17 @@ class PaystackWebhookApi(APIView):
         event = payload.get("event") if isinstance(payload, dict) else None
         data = payload.get("data") if isinstance(payload, dict) else None
         reference = data.get("reference") if isinstance(data, dict) else None
+        if (
+            event not in PAYSTACK_CHARGE_EVENTS
+            and isinstance(event, str)
+            and isinstance(data, dict)
+        ):
+            # Another app's event (refunds: refund.processed, refund.failed): applied there.
+            for _receiver, handled in paystack_event_received.send(
+                sender=PaystackWebhookApi, event=event, data=data
+            ):
+                if handled:
+                    return EnvelopeResponse(None, message=str(handled))
         if event not in PAYSTACK_CHARGE_EVENTS or not isinstance(reference, str):
             return EnvelopeResponse(None, message="Event ignored")
         found = transaction_get_for_provider(mode=Mode.LIVE, reference=reference)

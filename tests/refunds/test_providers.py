@@ -308,3 +308,101 @@ def test_live_pending_refund_is_requeried_by_its_paystack_id(
     processed = refund_send(refund_id=refund.pk)
 
     assert processed is not None and processed.status == RefundStatus.PROCESSED
+
+
+# --- Paystack's refund webhooks: hints, applied through the services --------------------------
+
+
+def signed_webhook(client, payload: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from tests.collections_app.helpers import hmac_sha512_hex
+
+    body = json.dumps(payload).encode()
+    return client.generic(
+        "POST",
+        "/api/v1/webhooks/paystack",
+        body,
+        content_type="application/json",
+        HTTP_X_PAYSTACK_SIGNATURE=hmac_sha512_hex(body, PAYSTACK_SECRET),
+    )
+
+
+@pytest.mark.django_db
+def test_paystack_refund_webhook_asks_about_the_pending_refund(
+    api_client, merchant: Merchant, paystack: responses.RequestsMock
+) -> None:  # type: ignore[no-untyped-def]
+    collection = paid_collection(merchant=merchant, mode=Mode.LIVE)
+    refund = refund_create(
+        merchant=merchant,
+        mode=Mode.LIVE,
+        transaction_reference=collection.reference,
+        amount=Decimal("100.00"),
+        reason="",
+        idempotency_key="k",
+        initiated_by="test",
+    ).refund
+    paystack.post(f"{PAYSTACK_BASE_URL}/refund", json=PAYSTACK_REFUND_QUEUED)
+    refund_send(refund_id=refund.pk)
+    paystack.get(f"{PAYSTACK_BASE_URL}/refund/3018284", json=fetched("processed"))
+    event = {
+        "event": "refund.processed",
+        "data": {
+            "status": "processed",
+            "transaction_reference": collection.reference,
+            "amount": "10000",
+            "currency": "NGN",
+            "domain": "live",
+        },
+    }
+
+    response = signed_webhook(api_client, event)
+    again = signed_webhook(api_client, event)
+
+    assert response.status_code == 200
+    assert response.json()["message"] == "Refund event applied: 1 refund(s) checked"
+    refund.refresh_from_db()
+    assert refund.status == RefundStatus.PROCESSED
+    # Redelivered: nothing pending any more, nothing asked, nothing changed.
+    assert again.status_code == 200
+    assert again.json()["message"].startswith("Refund event ignored")
+    assert [call.request.method for call in paystack.calls] == ["POST", "GET"]
+
+
+@pytest.mark.django_db
+def test_paystack_refund_webhook_is_only_a_hint(
+    api_client, merchant: Merchant, paystack: responses.RequestsMock
+) -> None:  # type: ignore[no-untyped-def]
+    collection = paid_collection(merchant=merchant, mode=Mode.LIVE)
+    refund = refund_create(
+        merchant=merchant,
+        mode=Mode.LIVE,
+        transaction_reference=collection.reference,
+        amount=Decimal("100.00"),
+        reason="",
+        idempotency_key="k",
+        initiated_by="test",
+    ).refund
+    paystack.post(f"{PAYSTACK_BASE_URL}/refund", json=PAYSTACK_REFUND_QUEUED)
+    refund_send(refund_id=refund.pk)
+    paystack.get(f"{PAYSTACK_BASE_URL}/refund/3018284", json=fetched("processing"))
+
+    response = signed_webhook(
+        api_client,
+        {"event": "refund.failed", "data": {"transaction_reference": collection.reference}},
+    )
+
+    assert response.status_code == 200
+    refund.refresh_from_db()
+    assert refund.status == RefundStatus.PENDING  # Paystack itself still says processing
+
+
+@pytest.mark.django_db
+def test_paystack_refund_webhook_with_a_bad_signature_is_refused(api_client) -> None:  # type: ignore[no-untyped-def]
+    response = api_client.generic(
+        "POST",
+        "/api/v1/webhooks/paystack",
+        b'{"event": "refund.processed", "data": {}}',
+        content_type="application/json",
+        HTTP_X_PAYSTACK_SIGNATURE="0" * 128,
+    )
+
+    assert response.status_code == 401
