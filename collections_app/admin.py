@@ -23,6 +23,7 @@ from collections_app.models import (
     CollectionFeeSchedule,
     CollectionTransaction,
     Customer,
+    PaymentStatus,
     TransactionAttempt,
     TransactionSplitEntry,
 )
@@ -43,6 +44,9 @@ from core.admin import (
 from core.dates import local_today, local_zone_label
 from core.money import CURRENCY_NGN, format_amount
 from merchants.models import Merchant, Mode
+
+# Refunding is a money decision: the finance approver's permission, as in ``refunds.admin``.
+REFUND_PERMISSION = "payouts.approve_resolution"
 
 
 @admin.register(CollectionFeeSchedule)
@@ -134,6 +138,37 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     @admin.display(description="status", ordering="payment_status")
     def status_display(self, obj: CollectionTransaction) -> SafeString:
         return status_badge(obj.payment_status, obj.get_payment_status_display())
+
+    # --- Refund (the refunds back office: ``refunds.admin``) ---------------------------------
+
+    change_form_template = "admin/backoffice/change_form.html"
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """A paid transaction's page offers "Refund" to whoever may refund (the finance
+        approver's permission), opening the refund page with its reference filled in."""
+        buttons = []
+        collection = (
+            CollectionTransaction.objects.filter(pk=object_id)
+            .only("reference", "payment_status")
+            .first()
+            if object_id.isdigit()
+            else None
+        )
+        if (
+            collection is not None
+            and collection.payment_status == PaymentStatus.PAID
+            and self.user_has(request, REFUND_PERMISSION)
+        ):
+            query = urlencode({"reference": collection.reference})
+            buttons.append(("Refund", f"{reverse('admin:refunds_refund_collection')}?{query}"))
+        context = {**(extra_context or {}), "backoffice_buttons": buttons}
+        return super().change_view(request, object_id, form_url, context)
 
     # --- Settlement report (see the section at the end of this module) ----------------------
 

@@ -151,3 +151,18 @@ def test_a_malformed_amount_is_a_form_error(approver, merchant: Merchant) -> Non
     assert response.status_code == 200
     assert "at most two decimal places" in response.content.decode()
     assert not Refund.objects.exists()
+
+
+def test_a_paid_collections_page_offers_refund_to_the_approver(
+    approver, viewer, merchant: Merchant
+) -> None:  # type: ignore[no-untyped-def]
+    collection = paid_collection(merchant=merchant)
+    page = reverse("admin:collections_app_collectiontransaction_change", args=[collection.pk])
+
+    approver_page = client_for(approver).get(page)
+    viewer_page = client_for(viewer).get(page)
+
+    assert approver_page.status_code == 200
+    assert f"{REFUND_URL}?reference={collection.reference}" in approver_page.content.decode()
+    assert viewer_page.status_code == 200
+    assert REFUND_URL not in viewer_page.content.decode()
