@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from django.db import transaction
 from django.db.models import Sum
+from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,6 +135,10 @@ def _check_invariants(collections: list[CollectionTransaction]) -> None:
             status=RefundStatus.FAILED
         ).aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
         assert collection.amount_refunded == live
+        fees_returned = Refund.objects.filter(collection=collection).exclude(
+            status=RefundStatus.FAILED
+        ).aggregate(total=Sum("fee_returned"))["total"] or Decimal("0.00")
+        assert fees_returned <= collection.transaction_fee
         assert collection.amount_refunded <= collection.amount_paid
     pending = Refund.objects.filter(status=RefundStatus.PENDING).aggregate(total=Sum("amount"))
     processed = Refund.objects.filter(status=RefundStatus.PROCESSED).aggregate(total=Sum("amount"))
@@ -145,11 +150,12 @@ def _check_invariants(collections: list[CollectionTransaction]) -> None:
         assert wallet_of(collections[0].merchant).available_balance == deltas
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=steps)
-def test_platform_equation_holds_after_every_step(steps) -> None:  # type: ignore[no-untyped-def]
+@given(steps=steps, returns_fee=st.booleans())
+def test_platform_equation_holds_after_every_step(steps, returns_fee: bool) -> None:  # type: ignore[no-untyped-def]
     try:
-        with transaction.atomic():
+        with override_settings(COLLECTION_REFUND_RETURNS_FEE=returns_fee), transaction.atomic():
             merchant = MerchantFactory()
             wallets_create_for_merchant(merchant=merchant)
             collections = [paid_collection(merchant=merchant) for _ in range(2)]
