@@ -1,6 +1,6 @@
 """A merchant world for the schema fuzzer: funded test wallet, catalogue, a payout, a bulk
-payout and a collection transaction, so generated requests can reach real objects as well as
-404s."""
+payout, a collection transaction and a refund of another, paid one, so generated requests can
+reach real objects as well as 404s."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.core import signals
 from django.db import close_old_connections
 
 from beneficiaries.services import beneficiary_create
-from collections_app.services import CustomerInfo, transaction_initialize
+from collections_app.services import CustomerInfo, transaction_confirm, transaction_initialize
 from core import ssrf
 from merchants.models import Mode
 from merchants.services import MerchantCreated, webhook_settings_set
@@ -23,6 +23,7 @@ from payment_items.demo import demo_catalogue_seed
 from payouts.events import payout_event_emit
 from payouts.models import PayoutStatus
 from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
+from refunds.services import refund_create
 from tests.payouts.factories import PayoutFactory
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
@@ -44,6 +45,7 @@ class FuzzWorld:
     successful_payout_id: int  # what the return helper needs: a successful payout
     beneficiary_id: int
     batch_id: int
+    refund_id: str
 
     @property
     def headers(self) -> dict[str, str]:
@@ -59,6 +61,7 @@ class FuzzWorld:
             "event_id": self.event_id,
             "beneficiary_id": self.beneficiary_id,
             "batch_id": self.batch_id,
+            "refund_id": self.refund_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -139,6 +142,31 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         ],
     ).batch
     payout_event_emit(payout=settled)
+    paid = transaction_initialize(
+        merchant=merchant,
+        mode=Mode.TEST,
+        payment_item_id=fixed_item_id,
+        transaction_reference="fuzz-ref-paid",
+        channel="card",
+        amount=Decimal("7000.00"),
+        customer_info=CustomerInfo(
+            email="ada@example.com",
+            phone_number="08012345678",
+            first_name="Ada",
+            last_name="Obi",
+        ),
+        callback_url=CALLBACK_URL,
+    ).transaction
+    transaction_confirm(collection=paid, outcome="paid")
+    refund = refund_create(
+        merchant=merchant,
+        mode=Mode.TEST,
+        transaction_reference=paid.reference,
+        amount=Decimal("100.00"),
+        reason="fuzz",
+        idempotency_key="fuzz-refund-1",
+        initiated_by="fuzz",
+    ).refund
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
         live_key=merchant_account.live_key.plaintext,
@@ -155,4 +183,5 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
             nickname="fuzz",
         ).beneficiary.pk,
         batch_id=batch.pk,
+        refund_id=refund.refund_id,
     )
