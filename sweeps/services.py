@@ -469,6 +469,11 @@ def sweep_run_due(*, now: datetime | None = None) -> SweepRunReport:
             made = _sweep_make(
                 wallet_id=wallet_id, now=now, trigger=SweepTrigger.SCHEDULE, skip_locked=True
             )
+        except NothingToSweepError as error:
+            # Only the fee is above the amount kept: routine, tried again by the next run.
+            logger.debug("sweep of wallet %s skipped: %s", wallet_id, error.message)
+            report.skipped[wallet_id] = error.message
+            continue
         except ApplicationError as error:
             logger.info("sweep of wallet %s skipped: %s", wallet_id, error.message)
             report.skipped[wallet_id] = error.message
