@@ -100,6 +100,15 @@ def test_the_account_may_be_left_out_once_set(test_client: APIClient) -> None:
     assert SettlementAccount.objects.count() == 1
 
 
+def test_a_manual_schedule_has_no_time_weekday_or_next_sweep(test_client: APIClient) -> None:
+    response = put(test_client, body(schedule="manual", time=...))
+
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert (data["schedule"], data["time"], data["weekday"]) == ("manual", None, None)
+    assert data["next_sweep_at"] is None
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
