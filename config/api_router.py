@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("collections_app.api.urls")),
     path("", include("refunds.api.urls")),
     path("", include("webhooks.api.urls")),
+    path("", include("sweeps.api.urls")),
 ]

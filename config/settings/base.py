@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "reconciliation",
     "settlements",
     "refunds",
+    "sweeps",
 ]
 
 MIDDLEWARE = [
@@ -556,4 +557,13 @@ NAME_ENQUIRY_PROVIDERS = {
         "NAME_ENQUIRY_PROVIDER_LIVE",
         default="wallets.providers.paystack.PaystackNameEnquiryProvider",
     ),
+}
+# Sweeps: a new settlement account takes effect this many hours after it is set (announced at
+# once by settlement_account.changed); beat makes the due sweeps this often.
+SWEEP_ACCOUNT_COOLING_OFF_HOURS = env.int("SWEEP_ACCOUNT_COOLING_OFF_HOURS", default=24)
+if SWEEP_ACCOUNT_COOLING_OFF_HOURS < 0:
+    raise ImproperlyConfigured("SWEEP_ACCOUNT_COOLING_OFF_HOURS must be 0 or more.")
+CELERY_BEAT_SCHEDULE["sweeps-run-due"] = {
+    "task": "sweeps.tasks.sweep_run_due_task",
+    "schedule": timedelta(seconds=env.int("SWEEP_RUN_SECONDS", default=60)),
 }

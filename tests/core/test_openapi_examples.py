@@ -301,6 +301,23 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
     assert csv.lstrip("\ufeff").startswith("date,opening_available,")
 
 
+def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Run after the payout flow (the wallet is funded); the settlement account takes effect at
+    once (no cooling-off period), so "sweep now" pays."""
+    sweep = f"{API}/transactions/in/merchant-wallet/sweep"
+    checked.call(
+        "put", sweep, data=_request_example(schema, "put", sweep, "DailyAt17:00KeepingNGN50,000")
+    )
+    checked.call("get", sweep)
+    checked.call(
+        "put", sweep, data=_request_example(schema, "put", sweep, "WeeklyOnFriday,AccountUnchanged")
+    )
+    made = checked.call("post", f"{sweep}/run")
+    assert made["statusCode"] == 202
+    again = checked.call("post", f"{sweep}/run")
+    assert again["data"]["duplicate"] is True
+
+
 def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) -> None:
     item = PaymentItemFactory(merchant=merchant, amount=Decimal("7000.00"))
     checked.call("get", f"{API}/transactions/in/payment-items")
@@ -364,10 +381,15 @@ def test_the_csv_statement_answers_csv_whatever_the_accept_header_and_errors_as_
 
 @pytest.mark.usefixtures("_public_dns")
 def test_the_example_requests_answer_as_the_schema_says(
-    schema: dict[str, Any], test_client: APIClient, merchant_account: MerchantCreated
+    schema: dict[str, Any],
+    test_client: APIClient,
+    merchant_account: MerchantCreated,
+    settings: Any,
 ) -> None:
+    settings.SWEEP_ACCOUNT_COOLING_OFF_HOURS = 0
     checked = Checked(test_client, schema)
     _payout_flow(checked, schema)
+    _sweep_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and

@@ -1,0 +1,18 @@
+"""The sweep routes (extensions), beside the other merchant-wallet routes."""
+
+from django.urls import path
+
+from sweeps.api.views import SweepRunApi, SweepSettingsApi
+
+urlpatterns = [
+    path(
+        "transactions/in/merchant-wallet/sweep",
+        SweepSettingsApi.as_view(),
+        name="wallet-sweep",
+    ),
+    path(
+        "transactions/in/merchant-wallet/sweep/run",
+        SweepRunApi.as_view(),
+        name="wallet-sweep-run",
+    ),
+]
