@@ -17,12 +17,13 @@ from django.utils import timezone
 from collections_app.models import CollectionTransaction, PaymentStatus, TransactionSplitEntry
 from merchants.models import Mode
 from payment_items.models import Subaccount
+from refunds.models import Refund, RefundStatus
 from settlements.models import Settlement, SettlementShare
 from tests.collections_app.factories import CollectionTransactionFactory
 from tests.merchants.factories import MerchantFactory
 from tests.payment_items.factories import SubaccountFactory
 from wallets.models import LedgerEntryType, Wallet
-from wallets.services import wallet_collection_credit, wallet_lock
+from wallets.services import wallet_collection_credit, wallet_lock, wallet_refund_debit
 
 ZERO = Decimal("0.00")
 
@@ -125,3 +126,48 @@ def settled_with_ledger_entry(*, wallet: Wallet, **kwargs: object) -> Settlement
             Settlement.objects.filter(pk=settlement.pk).update(ledger_entry=entry)
         settlement.refresh_from_db()
     return settlement
+
+
+class RefundRowFactory(factory.django.DjangoModelFactory):
+    """A refund row as the refund service leaves it (``amount`` = deducted + debited + fee
+    returned); it writes no ledger entry: ``refund_with_wallet_debit`` does, for the wallet
+    part."""
+
+    class Meta:
+        model = Refund
+
+    merchant = factory.SubFactory(MerchantFactory)
+    mode = Mode.TEST
+    collection = factory.SubFactory(
+        CollectionTransactionFactory,
+        merchant=factory.SelfAttribute("..merchant"),
+        mode=factory.SelfAttribute("..mode"),
+        payment_status=PaymentStatus.PAID,
+        amount_paid=Decimal("7205.00"),
+        paid_at=factory.LazyFunction(timezone.now),
+    )
+    refund_id = factory.Sequence(lambda n: f"rfd_factory_{n:020d}")
+    deducted_from_settlement = ZERO
+    debited_from_wallet = Decimal("1000.00")
+    fee_returned = ZERO
+    amount = factory.LazyAttribute(
+        lambda o: o.deducted_from_settlement + o.debited_from_wallet + o.fee_returned
+    )
+    idempotency_key = factory.Sequence(lambda n: f"refund-key-{n}")
+    request_fingerprint = "0" * 64
+    status = RefundStatus.PROCESSED
+
+
+def refund_with_wallet_debit(*, wallet: Wallet, at: datetime, **kwargs: object) -> Refund:
+    """A refund created at ``at`` whose wallet part is debited from ``wallet`` by one
+    ``refund`` ledger entry, as the refund service writes it (``wallet_refund_debit`` under the
+    wallet's row lock)."""
+    with mock.patch("django.utils.timezone.now", return_value=at):
+        refund = RefundRowFactory(merchant=wallet.merchant, mode=wallet.mode, **kwargs)
+        if refund.debited_from_wallet > 0:
+            with transaction.atomic():
+                locked = wallet_lock(wallet_id=wallet.pk)
+                wallet_refund_debit(
+                    wallet=locked, amount=refund.debited_from_wallet, reference=refund.refund_id
+                )
+    return refund
