@@ -75,17 +75,21 @@ def settlement_list_page(
     )
 
 
-def settlement_get(*, merchant: Merchant, mode: str, settlement_id: str) -> Settlement:
+def settlement_get(
+    *, merchant: Merchant, mode: str, settlement_id: str, with_shares: bool = True
+) -> Settlement:
     """One settlement of the merchant in this mode by its ``settlement_id``, with its shares
-    (subaccount and payout read with them); 404 for another merchant's or mode's."""
+    (subaccount and payout read with them) unless ``with_shares`` is off; 404 for another
+    merchant's or mode's."""
     settlement = None
     if 0 < len(settlement_id) <= SETTLEMENT_ID_MAX_LENGTH:
-        shares = SettlementShare.objects.select_related("subaccount", "payout").order_by("id")
-        settlement = (
-            Settlement.objects.filter(merchant=merchant, mode=mode, settlement_id=settlement_id)
-            .prefetch_related(Prefetch("shares", queryset=shares))
-            .first()
+        settlements = Settlement.objects.filter(
+            merchant=merchant, mode=mode, settlement_id=settlement_id
         )
+        if with_shares:
+            shares = SettlementShare.objects.select_related("subaccount", "payout").order_by("id")
+            settlements = settlements.prefetch_related(Prefetch("shares", queryset=shares))
+        settlement = settlements.first()
     if settlement is None:
         raise NotFoundError(SETTLEMENT_NOT_FOUND_MESSAGE)
     return settlement

@@ -141,7 +141,10 @@ class SettlementTransactionListApi(MerchantApi):
         page_params = PageParamsSerializer(data=request.query_params)
         page_params.is_valid(raise_exception=True)
         settlement = settlement_get(
-            merchant=self.merchant(request), mode=self.mode(request), settlement_id=settlement_id
+            merchant=self.merchant(request),
+            mode=self.mode(request),
+            settlement_id=settlement_id,
+            with_shares=False,
         )
         page = settlement_transactions_page(settlement=settlement, **page_params.validated_data)
         return EnvelopeResponse(

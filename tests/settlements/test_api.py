@@ -13,6 +13,7 @@ from core.dates import local_day_start
 from merchants.models import Mode
 from merchants.services import MerchantCreated, merchant_create
 from payouts.models import PayoutStatus
+from settlements.api.serializers import SettlementOutputSerializer
 from tests.payment_items.factories import SubaccountFactory
 from tests.payouts.factories import PayoutFactory
 from tests.settlements.factories_api import (
@@ -321,8 +322,8 @@ def test_the_transactions_are_paged_in_one_query_per_page(
     collections = [
         settled_collection(settlement=settlement, paid_at=_at(DAY, hour)) for hour in range(5)
     ]
-    # the key, the settlement with its shares, the page
-    with django_assert_num_queries(4):
+    # the key, the settlement, the page
+    with django_assert_num_queries(3):
         response = test_client.get(
             _url(settlement.settlement_id, "/transactions"), {"page": 2, "limit": 2}
         )
@@ -344,3 +345,16 @@ def test_bad_page_parameters_of_the_transactions_are_a_400(
     settlement = SettlementFactory(merchant=merchant_account.merchant)
     response = test_client.get(_url(settlement.settlement_id, "/transactions"), {"limit": "0"})
     assert "limit" in _error(response, 400)
+
+
+def test_the_resource_is_the_settlement_completed_events_data(
+    merchant_account: MerchantCreated,
+) -> None:
+    """The list's item and the event's data are one object (``settlements.events``)."""
+    events = pytest.importorskip(
+        "settlements.events", reason="settlements.events is not on this branch"
+    )
+    settlement = SettlementFactory(merchant=merchant_account.merchant, period_start=_at(DAY, 0))
+    assert events.settlement_event_data(settlement=settlement) == dict(
+        SettlementOutputSerializer(settlement).data
+    )
