@@ -19,6 +19,7 @@ PROJECT_APPS = {
     "collections_app",
     "webhooks",
     "audit",
+    "settlements",
 }
 
 
