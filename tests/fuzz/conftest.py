@@ -24,6 +24,11 @@ from payouts.events import payout_event_emit
 from payouts.models import PayoutStatus
 from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
 from tests.payouts.factories import PayoutFactory
+from tests.settlements.factories_api import (
+    SettlementFactory,
+    SettlementShareFactory,
+    settled_collection,
+)
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
 from webhooks.models import Event
@@ -44,6 +49,7 @@ class FuzzWorld:
     successful_payout_id: int  # what the return helper needs: a successful payout
     beneficiary_id: int
     batch_id: int
+    settlement_id: str
 
     @property
     def headers(self) -> dict[str, str]:
@@ -59,6 +65,7 @@ class FuzzWorld:
             "event_id": self.event_id,
             "beneficiary_id": self.beneficiary_id,
             "batch_id": self.batch_id,
+            "settlement_id": self.settlement_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -139,6 +146,9 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         ],
     ).batch
     payout_event_emit(payout=settled)
+    settlement = SettlementFactory(merchant=merchant, mode=Mode.TEST, transaction_count=1)
+    SettlementShareFactory(settlement=settlement)
+    settled_collection(settlement=settlement)
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
         live_key=merchant_account.live_key.plaintext,
@@ -155,4 +165,5 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
             nickname="fuzz",
         ).beneficiary.pk,
         batch_id=batch.pk,
+        settlement_id=settlement.settlement_id,
     )
