@@ -40,6 +40,9 @@ FINANCE_VIEW = (
     "reconciliation.view_reconciliationitem",
     "collections_app.view_collectiontransaction",
     "beneficiaries.view_beneficiary",
+    "settlements.view_settlement",
+    "settlements.view_settlementshare",
+    "settlements.view_platformledgerentry",
 )
 
 ROLES: tuple[Role, ...] = (
@@ -47,7 +50,8 @@ ROLES: tuple[Role, ...] = (
         key="finance_viewer",
         group_name="Finance viewer",
         description="Sees payouts, wallets, the ledger, statements and their reconciliation, "
-        "collections, events and the audit trail; exports CSV",
+        "collections, settlements and the platform ledger, events and the audit trail; "
+        "exports CSV",
         permissions=FINANCE_VIEW,
     ),
     Role(
@@ -67,7 +71,7 @@ ROLES: tuple[Role, ...] = (
         key="finance_approver",
         group_name="Finance approver",
         description="Finance viewer, plus approve or reject another user's proposed resolution "
-        "or bulk payout",
+        "or bulk payout, and re-send a settlement share's payout",
         permissions=(*FINANCE_VIEW, "payouts.approve_resolution"),
     ),
     Role(

@@ -31,6 +31,8 @@ from collections_app.reports import (
     MAX_REPORT_DAYS,
     CollectionSettlementReport,
     ReportRangeError,
+    SettlementRow,
+    SettlementTotals,
     SubaccountShare,
     collection_settlement_report,
 )
@@ -198,10 +200,10 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
         return custom + super().get_urls()
 
     def _settlement_report(
-        self, request: HttpRequest
+        self, request: HttpRequest, *, with_settlements: bool = False
     ) -> tuple[SettlementReportForm, CollectionSettlementReport | None]:
         """The form bound to the query string over the defaults, and the report it asks for
-        (``None`` while the form has errors)."""
+        (``None`` while the form has errors); the page's with the settlements and refunds."""
         if not self.user_has(request, SETTLEMENT_REPORT_PERMISSION):
             raise PermissionDenied("You may not see the collections settlement report.")
         form = SettlementReportForm(settlement_report_form_data(request))
@@ -214,6 +216,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
                 last_day=form.cleaned_data["last_day"],
                 merchant_id=merchant.pk if merchant is not None else None,
                 mode=form.cleaned_data["mode"],
+                with_settlements=with_settlements,
             )
         except ReportRangeError as error:
             form.add_error(error.field if error.field in form.fields else None, error.reason)
@@ -221,7 +224,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
         return form, report
 
     def settlement_report_view(self, request: HttpRequest) -> HttpResponse:
-        form, report = self._settlement_report(request)
+        form, report = self._settlement_report(request, with_settlements=True)
         context = {
             **self.admin_site.each_context(request),
             "title": "Collections settlement report",
@@ -287,7 +290,11 @@ class TransactionAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
 # the merchant's net. The page needs ``collections_app.view_collectiontransaction``; its CSV
 # download is audited (``collections_app.collectiontransaction.settlement_report_export``).
 #
-# The CSV has one row per day × merchant × mode, the same rows as the page: every amount column
+# The page also shows, per row, what was settled into the merchant's wallet and refunded that day
+# beside the wallet statement's settlements and refunds (``with_settlements``), with a row of its
+# own for a day that has settlements or refunds but no paid collection.
+#
+# The CSV has one row per day × merchant × mode with paid collections: every amount column
 # (gross, fees, split shares, net) can be summed in a spreadsheet without double counting, and
 # net + fees + split shares = gross on every line. The ``splits`` column spells out the
 # subaccounts' shares of that row (``ACCT_code (account name): 1500.00; ...``); the page shows
@@ -372,6 +379,7 @@ def settlement_report_display(report: CollectionSettlementReport) -> dict[str, A
                 "shares": _shares_display(row.shares),
                 "split_total": money_cell(row.split_total),
                 "net": money_cell(row.net),
+                **_settled_display(row),
             }
             for row in report.rows
         ],
@@ -382,7 +390,23 @@ def settlement_report_display(report: CollectionSettlementReport) -> dict[str, A
             "shares": _shares_display(totals.shares),
             "split_total": money_cell(totals.split_total),
             "net": money_cell(totals.net),
+            **_settled_display(totals),
         },
+    }
+
+
+def _settled_display(figures: SettlementRow | SettlementTotals) -> dict[str, Any]:
+    """What was settled into the wallet and refunded that day, beside the wallet statement's
+    settlements and refunds, and whether they agree."""
+    return {
+        "settlement_count": figures.settlement_count,
+        "settled": money_cell(figures.settled),
+        "refund_count": figures.refund_count,
+        "refunds": money_cell(figures.refunds),
+        "refunds_from_wallet": money_cell(figures.refunds_from_wallet),
+        "statement_settlements": money_cell(figures.statement_settlements),
+        "statement_refunds": money_cell(figures.statement_refunds),
+        "agrees": figures.agrees_with_statement,
     }
 
 

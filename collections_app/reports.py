@@ -1,23 +1,29 @@
 """The collections settlement report: where the money customers paid goes, per Lagos day,
-merchant and mode. Reads only; two queries whatever the range or the number of transactions."""
+merchant and mode, and (``with_settlements``) what was settled into the merchant's wallet and
+refunded that day, checked against the wallet's ledger. Reads only; two queries whatever the
+range or the number of transactions, three with the settlements."""
 
 from __future__ import annotations
 
 import zoneinfo
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Count, Q, Sum
+from django.db.models import CharField, Count, F, Q, Sum, Value
 from django.db.models.functions import TruncDate
 
 from collections_app.models import CollectionTransaction, PaymentStatus, TransactionSplitEntry
 from core.dates import local_day_bounds
 from core.exceptions import ApplicationError
+from core.fields import MoneyField
 from merchants.models import Mode
+from refunds.models import Refund, RefundStatus
+from settlements.models import Settlement
+from wallets.models import LedgerEntry, LedgerEntryType
 
 MAX_REPORT_DAYS = 92
 # Days a report may name: anything earlier or later is a typing error, and the instant a day
@@ -48,7 +54,8 @@ class SubaccountShare:
 
 @dataclass(frozen=True)
 class SettlementRow:
-    """The paid collections of one merchant in one mode on one Lagos day."""
+    """The paid collections of one merchant in one mode on one Lagos day; with the settlements,
+    also what was settled and refunded that day (zero without them)."""
 
     day: date
     merchant_id: int
@@ -60,6 +67,27 @@ class SettlementRow:
     shares: tuple[SubaccountShare, ...]
     split_total: Decimal
     net: Decimal
+    # Settlements settled that day (settled_at): how many, and their nets added up.
+    settlement_count: int = 0
+    settled: Decimal = ZERO
+    # Refunds created that day and not failed: how many, and their amounts added up.
+    refund_count: int = 0
+    refunds: Decimal = ZERO
+    # The wallet part of every refund created that day (failed ones included: each debited the
+    # wallet when it was made; a failure is a refund reversal on its own day).
+    refunds_from_wallet: Decimal = ZERO
+    # The same day in the merchant's wallet statement: its settlements and refunds movements.
+    statement_settlements: Decimal = ZERO
+    statement_refunds: Decimal = ZERO
+
+    @property
+    def agrees_with_statement(self) -> bool:
+        """The settled nets and the refunds' wallet parts are, to the kobo, the settlements and
+        refunds movements of the merchant's wallet statement that day."""
+        return (
+            self.settled == self.statement_settlements
+            and self.refunds_from_wallet == self.statement_refunds
+        )
 
 
 @dataclass(frozen=True)
@@ -72,6 +100,20 @@ class SettlementTotals:
     shares: tuple[SubaccountShare, ...]
     split_total: Decimal
     net: Decimal
+    settlement_count: int = 0
+    settled: Decimal = ZERO
+    refund_count: int = 0
+    refunds: Decimal = ZERO
+    refunds_from_wallet: Decimal = ZERO
+    statement_settlements: Decimal = ZERO
+    statement_refunds: Decimal = ZERO
+
+    @property
+    def agrees_with_statement(self) -> bool:
+        return (
+            self.settled == self.statement_settlements
+            and self.refunds_from_wallet == self.statement_refunds
+        )
 
 
 @dataclass(frozen=True)
@@ -127,12 +169,204 @@ def _shares_sorted(shares: Iterable[SubaccountShare]) -> tuple[SubaccountShare, 
     return tuple(sorted(shares, key=lambda s: (s.account_name, s.account_code, s.subaccount_id)))
 
 
+@dataclass
+class _DayMovements:
+    """What one merchant's wallet of one mode received and gave back on one day."""
+
+    merchant_name: str = ""
+    settlement_count: int = 0
+    settled: Decimal = ZERO
+    refund_count: int = 0
+    refunds: Decimal = ZERO
+    refunds_from_wallet: Decimal = ZERO
+    statement_settlements: Decimal = ZERO
+    statement_refunds: Decimal = ZERO
+
+
+def _in_range(
+    *,
+    field: str,
+    first_day: date,
+    last_day: date,
+    merchant_id: int | None,
+    mode: str | None,
+    merchant_field: str = "merchant_id",
+    mode_field: str = "mode",
+) -> Q:
+    start, end = local_day_bounds(first_day, last_day)
+    condition = Q(**{f"{field}__gte": start, f"{field}__lt": end})
+    if merchant_id is not None:
+        condition &= Q(**{merchant_field: merchant_id})
+    if mode is not None:
+        condition &= Q(**{mode_field: mode})
+    return condition
+
+
+# The kinds of row of ``_day_movements``' one query: settlements, refunds, and the merchant's
+# wallet entries of each type (``LedgerEntryType`` values).
+_SETTLED = "settled"
+_REFUNDED = "refunded"
+
+
+def _day_movements(
+    *, first_day: date, last_day: date, merchant_id: int | None, mode: str | None
+) -> dict[tuple[date, int, str], _DayMovements]:
+    """Per (Lagos day, merchant, mode): the settlements settled that day, the refunds created
+    that day, and the settlement and refund entries of the merchant's wallet that day. One
+    query: the three grouped reads, each row ``(day, merchant, name, mode, kind, count, amount,
+    other amount)``, in a ``UNION ALL``."""
+    local_zone = zoneinfo.ZoneInfo(settings.TIME_ZONE)
+
+    def scope(field: str, merchant_field: str = "merchant_id", mode_field: str = "mode") -> Q:
+        return _in_range(
+            field=field,
+            first_day=first_day,
+            last_day=last_day,
+            merchant_id=merchant_id,
+            mode=mode,
+            merchant_field=merchant_field,
+            mode_field=mode_field,
+        )
+
+    columns = (
+        "day",
+        "row_merchant",
+        "row_name",
+        "row_mode",
+        "row_kind",
+        "row_count",
+        "row_amount",
+        "row_other",
+    )
+    not_failed = ~Q(status=RefundStatus.FAILED)
+    settled = (
+        Settlement.objects.filter(scope("settled_at"))
+        .order_by()
+        .annotate(
+            day=TruncDate("settled_at", tzinfo=local_zone),
+            row_merchant=F("merchant_id"),
+            row_name=F("merchant__name"),
+            row_mode=F("mode"),
+            row_kind=Value(_SETTLED, output_field=CharField()),
+        )
+        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
+        .annotate(
+            row_count=Count("id"),
+            row_amount=Sum("net"),
+            row_other=Value(0, output_field=MoneyField()),
+        )
+        .values_list(*columns)
+    )
+    refunded = (
+        Refund.objects.filter(scope("created_at"))
+        .order_by()
+        .annotate(
+            day=TruncDate("created_at", tzinfo=local_zone),
+            row_merchant=F("merchant_id"),
+            row_name=F("merchant__name"),
+            row_mode=F("mode"),
+            row_kind=Value(_REFUNDED, output_field=CharField()),
+        )
+        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
+        .annotate(
+            row_count=Count("id", filter=not_failed),
+            row_amount=Sum("amount", filter=not_failed),
+            row_other=Sum("debited_from_wallet"),
+        )
+        .values_list(*columns)
+    )
+    entries = (
+        LedgerEntry.objects.filter(
+            scope("created_at", "wallet__merchant_id", "wallet__mode"),
+            entry_type__in=(LedgerEntryType.SETTLEMENT, LedgerEntryType.REFUND),
+        )
+        .order_by()
+        .annotate(
+            day=TruncDate("created_at", tzinfo=local_zone),
+            row_merchant=F("wallet__merchant_id"),
+            row_name=F("wallet__merchant__name"),
+            row_mode=F("wallet__mode"),
+            row_kind=F("entry_type"),
+        )
+        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
+        .annotate(
+            row_count=Count("id"),
+            row_amount=Sum("amount"),
+            row_other=Value(0, output_field=MoneyField()),
+        )
+        .values_list(*columns)
+    )
+    movements: dict[tuple[date, int, str], _DayMovements] = defaultdict(_DayMovements)
+    for day, merchant, name, row_mode, kind, count, amount, other in settled.union(
+        refunded, entries, all=True
+    ):
+        found = movements[(day, merchant, row_mode)]
+        found.merchant_name = name
+        amount = amount or ZERO
+        if kind == _SETTLED:
+            found.settlement_count, found.settled = count, amount
+        elif kind == _REFUNDED:
+            found.refund_count, found.refunds = count, amount
+            found.refunds_from_wallet = other or ZERO
+        elif kind == LedgerEntryType.SETTLEMENT:
+            found.statement_settlements = amount
+        else:
+            found.statement_refunds = amount
+    return movements
+
+
+def _with_movements(
+    rows: list[SettlementRow], movements: dict[tuple[date, int, str], _DayMovements]
+) -> list[SettlementRow]:
+    """``rows`` with each day's movements, plus a row (no paid collections) for every day,
+    merchant and mode that has movements only; in the report's order."""
+    merged: list[SettlementRow] = []
+    seen: set[tuple[date, int, str]] = set()
+    for row in rows:
+        key = (row.day, row.merchant_id, row.mode)
+        seen.add(key)
+        found = movements.get(key)
+        merged.append(row if found is None else _row_with(row, found))
+    for (day, merchant, mode), found in movements.items():
+        if (day, merchant, mode) in seen:
+            continue
+        empty = SettlementRow(
+            day=day,
+            merchant_id=merchant,
+            merchant_name=found.merchant_name,
+            mode=mode,
+            transaction_count=0,
+            gross=ZERO,
+            fees=ZERO,
+            shares=(),
+            split_total=ZERO,
+            net=ZERO,
+        )
+        merged.append(_row_with(empty, found))
+    merged.sort(key=lambda row: (row.day, row.merchant_name, row.merchant_id, row.mode))
+    return merged
+
+
+def _row_with(row: SettlementRow, found: _DayMovements) -> SettlementRow:
+    return replace(
+        row,
+        settlement_count=found.settlement_count,
+        settled=found.settled,
+        refund_count=found.refund_count,
+        refunds=found.refunds,
+        refunds_from_wallet=found.refunds_from_wallet,
+        statement_settlements=found.statement_settlements,
+        statement_refunds=found.statement_refunds,
+    )
+
+
 def collection_settlement_report(
     *,
     first_day: date,
     last_day: date,
     merchant_id: int | None = None,
     mode: str | None = None,
+    with_settlements: bool = False,
 ) -> CollectionSettlementReport:
     """Paid collection transactions from the Lagos day ``first_day`` to ``last_day``
     (inclusive), grouped by the Lagos day they were paid (``paid_at``), the merchant and the
@@ -157,10 +391,20 @@ def collection_settlement_report(
     totals are the sums of the rows. Pending, failed, cancelled and expired transactions are
     left out. Rows are ordered by day, merchant name, merchant id and mode.
 
+    With ``with_settlements``, each row also holds what reached or left the merchant's wallet
+    that day: **settled** is ``Σ Settlement.net`` of the settlements settled that day
+    (``settled_at``), **refunds** ``Σ Refund.amount`` of the refunds created that day and not
+    failed, **refunds from wallet** ``Σ Refund.debited_from_wallet`` of every refund created
+    that day; and beside them the merchant's wallet statement of that day (its ``settlement``
+    and ``refund`` ledger entries). ``agrees_with_statement`` holds when settled equals the
+    statement's settlements and refunds from wallet its refunds, to the kobo. A day with
+    settlements or refunds and no paid collection gets a row of its own (zero collections).
+
     Raises ``ReportRangeError`` (400, naming the field) when ``last_day`` is before
     ``first_day``, the range is longer than ``MAX_REPORT_DAYS`` days, a day is outside
     ``EARLIEST_REPORT_DAY`` to ``LATEST_REPORT_DAY``, or ``mode`` is unknown.
-    Two queries: one aggregate over the transactions, one over their split entries.
+    Two queries: one aggregate over the transactions, one over their split entries; with the
+    settlements, one more (settlements, refunds and ledger entries in one ``UNION ALL``).
     """
     settlement_report_range_check(first_day=first_day, last_day=last_day)
     if mode is not None and mode not in Mode.values:
@@ -247,6 +491,12 @@ def collection_settlement_report(
             )
         )
 
+    if with_settlements:
+        movements = _day_movements(
+            first_day=first_day, last_day=last_day, merchant_id=merchant_id, mode=mode
+        )
+        rows = _with_movements(rows, movements)
+
     totals = SettlementTotals(
         transaction_count=sum(row.transaction_count for row in rows),
         gross=sum((row.gross for row in rows), ZERO),
@@ -254,6 +504,13 @@ def collection_settlement_report(
         shares=_shares_sorted(range_totals.values()),
         split_total=sum((row.split_total for row in rows), ZERO),
         net=sum((row.net for row in rows), ZERO),
+        settlement_count=sum(row.settlement_count for row in rows),
+        settled=sum((row.settled for row in rows), ZERO),
+        refund_count=sum(row.refund_count for row in rows),
+        refunds=sum((row.refunds for row in rows), ZERO),
+        refunds_from_wallet=sum((row.refunds_from_wallet for row in rows), ZERO),
+        statement_settlements=sum((row.statement_settlements for row in rows), ZERO),
+        statement_refunds=sum((row.statement_refunds for row in rows), ZERO),
     )
     return CollectionSettlementReport(
         first_day=first_day,

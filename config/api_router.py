@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("refunds.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("sweeps.api.urls")),
+    path("", include("settlements.api.urls")),
 ]

@@ -1,11 +1,12 @@
 """The finance dashboard's reads: one Lagos day's payouts by status, today's and yesterday's
-beside it, the last 14 days, the payouts still waiting longest, and the reconciliation
-exceptions still to work.
+beside it, the last 14 days, the payouts still waiting longest, the reconciliation exceptions
+still to work, and the settlements of the chosen day and today in each mode.
 
 Reads only, in a fixed number of queries whatever the number of payouts, days or statuses: one
 grouped query covers every day of the page (the 14-day window and today), one each lists the
 oldest pending and the oldest ambiguous payouts, one counts them all, one counts the unresolved
-exceptions. Every day is a local (``TIME_ZONE``, Africa/Lagos) calendar day.
+exceptions, one adds up the settlements. Every day is a local (``TIME_ZONE``, Africa/Lagos)
+calendar day.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core.dates import local_date, local_day_bounds, local_now
 from merchants.models import Mode
 from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
 from reconciliation.selectors import exceptions_unresolved_count
+from settlements.selectors import SettlementDayFigures, settlement_day_figures
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -133,6 +135,9 @@ class FinanceDashboard:
     pending_total: int
     ambiguous_total: int
     exceptions: dict[str, int]  # {"open": n, "proposed": m}, every statement import
+    # The settlements settled on the chosen day (when it is not today) and today, per mode
+    # (live first); empty when not asked for.
+    settlements: tuple[SettlementDayFigures, ...] = ()
 
     @property
     def is_today(self) -> bool:
@@ -230,8 +235,11 @@ def dashboard_default_mode() -> str:
     return Mode.LIVE if Payout.objects.filter(mode=Mode.LIVE).exists() else Mode.TEST
 
 
-def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> FinanceDashboard:
-    """Everything the finance dashboard shows for the Lagos ``day`` and ``mode``."""
+def finance_dashboard(
+    *, day: date, mode: str, now: datetime | None = None, with_settlements: bool = False
+) -> FinanceDashboard:
+    """Everything the finance dashboard shows for the Lagos ``day`` and ``mode``; with
+    ``with_settlements``, the settlements of ``day`` and today in both modes too."""
     now = local_now() if now is None else now
     today = local_date(now)
     yesterday = today - timedelta(days=1)
@@ -242,6 +250,14 @@ def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> F
     rows = _day_status_rows(mode=mode, windows=windows)
     figures_by_day = {each: _day_figures(each, rows) for each in {*days, yesterday, today}}
 
+    settlements: tuple[SettlementDayFigures, ...] = ()
+    if with_settlements:
+        settlement_days = sorted({day, today})
+        modes = (Mode.LIVE, Mode.TEST)
+        by_day = settlement_day_figures(days=settlement_days, modes=modes)
+        settlements = tuple(
+            by_day[(each, each_mode)] for each in settlement_days for each_mode in modes
+        )
     totals = Payout.objects.filter(mode=mode, status__in=NOT_FINAL_STATUSES).aggregate(
         pending=Count("id", filter=Q(status__in=WAITING_STATUSES)),
         ambiguous=Count("id", filter=Q(status=PayoutStatus.AMBIGUOUS)),
@@ -259,4 +275,5 @@ def finance_dashboard(*, day: date, mode: str, now: datetime | None = None) -> F
         pending_total=totals["pending"],
         ambiguous_total=totals["ambiguous"],
         exceptions=exceptions_unresolved_count(mode=mode),
+        settlements=settlements,
     )

@@ -37,6 +37,7 @@ from reconciliation.dashboard_chart import daily_series_svg
 from reconciliation.selectors import UNRESOLVED_STATES, ExceptionState
 
 VIEW_PERMISSION = "payouts.view_payout"
+SETTLEMENTS_PERMISSION = "settlements.view_settlement"
 EXCEPTIONS_PERMISSION = "reconciliation.view_reconciliationitem"
 TEMPLATE = "admin/reconciliation/dashboard.html"
 FIRST_DAY = date(2000, 1, 1)  # before any payout; keeps 14 days back inside the calendar
@@ -83,6 +84,39 @@ def payout_list_url(
         params["created_at__gte"] = start.isoformat(sep=" ")
         params["created_at__lt"] = end.isoformat(sep=" ")
     return f"{reverse('admin:payouts_payout_changelist')}?{urlencode(params)}"
+
+
+def settlement_list_url(*, mode: str, day: date) -> str:
+    """The settlement changelist filtered by mode and the Lagos day's ``settled_at``."""
+    start, end = local_day_bounds(day)
+    params = {
+        "mode__exact": mode,
+        "settled_at__gte": start.isoformat(sep=" "),
+        "settled_at__lt": end.isoformat(sep=" "),
+    }
+    return f"{reverse('admin:settlements_settlement_changelist')}?{urlencode(params)}"
+
+
+def _settlement_rows(board: FinanceDashboard) -> list[dict[str, Any]]:
+    """One row per day and mode: the settlements settled that day, added up, linked to them."""
+    today = board.today
+    return [
+        {
+            "day": figures.day,
+            "heading": "Today" if figures.day == today else figures.day.isoformat(),
+            "mode": figures.mode,
+            "mode_label": Mode(figures.mode).label,
+            "count": figures.count,
+            "transaction_count": figures.transaction_count,
+            "url": settlement_list_url(mode=figures.mode, day=figures.day),
+            "gross": money_cell(figures.gross),
+            "fees": money_cell(figures.fees),
+            "subaccount_shares": money_cell(figures.subaccount_shares),
+            "refunds_deducted": money_cell(figures.refunds_deducted),
+            "net": money_cell(figures.net),
+        }
+        for figures in board.settlements
+    ]
 
 
 def _figure(count: int, url: str, **money: Any) -> dict[str, Any]:
@@ -239,7 +273,8 @@ def finance_dashboard_view(request: HttpRequest, *, model_admin: Any) -> HttpRes
     cleaned = form.cleaned_data
     day: date = cleaned.get("day") or today
     mode: str = cleaned.get("mode") or dashboard_default_mode()
-    board = finance_dashboard(day=day, mode=mode)
+    with_settlements = model_admin.user_has(request, SETTLEMENTS_PERMISSION)
+    board = finance_dashboard(day=day, mode=mode, with_settlements=with_settlements)
     zone = local_zone_label()
 
     def day_url(each: date, statuses: Sequence[str] | None) -> str:
@@ -262,6 +297,8 @@ def finance_dashboard_view(request: HttpRequest, *, model_admin: Any) -> HttpRes
         "waiting_sections": _waiting_sections(board),
         "exception_rows": _exception_rows(request, board, model_admin),
         "series_rows": _series_rows(board),
+        "with_settlements": with_settlements,
+        "settlement_rows": _settlement_rows(board),
         "chart": daily_series_svg(board.series, day_url=day_url, zone=zone),
     }
     return TemplateResponse(request, TEMPLATE, context)

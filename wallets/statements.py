@@ -17,13 +17,19 @@ rather than leave money out. The movements and the balances then obey, to the ko
 
     closing.available = opening.available + fundings - payouts_reserved + releases
                         + returned principal + returned fees
+                        + settlements - refunds + refund_reversals + subaccount_shares
     closing.reserved  = opening.reserved + payouts_reserved - captured principal
                         - captured fees - releases
     closing.total     = opening.total + fundings - captured principal - captured fees
                         + returned principal + returned fees
+                        + settlements - refunds + refund_reversals + subaccount_shares
 
 Returns are successful payouts sent back by the beneficiary's bank (``payout_return``): the
 principal, and the fee when ``PAYOUT_RETURN_REFUNDS_FEE`` is on, go back to available.
+Settlements credit the nets of settled collections; refunds debit the wallet part of a refund
+and refund reversals put it back when the refund fails; subaccount shares are credited to the
+platform's wallet only, before the payouts that pay them. The settlements and refunds of a day
+agree to the kobo with the collections settlement report's (``collections_app.reports``).
 """
 
 from __future__ import annotations
@@ -328,6 +334,14 @@ STATEMENT_CSV_HEADER: tuple[str, ...] = (
     "returns_count",
     "returns_amount",
     "returns_fee_amount",
+    "settlements_count",
+    "settlements_amount",
+    "refunds_count",
+    "refunds_amount",
+    "refund_reversals_count",
+    "refund_reversals_amount",
+    "subaccount_shares_count",
+    "subaccount_shares_amount",
     "closing_available",
     "closing_reserved",
     "closing_total",
@@ -355,6 +369,14 @@ def _csv_row(
         totals.returns.count,
         format_amount(totals.returns.amount),
         format_amount(totals.returns.fee_amount),
+        totals.settlements.count,
+        format_amount(totals.settlements.amount),
+        totals.refunds.count,
+        format_amount(totals.refunds.amount),
+        totals.refund_reversals.count,
+        format_amount(totals.refund_reversals.amount),
+        totals.subaccount_shares.count,
+        format_amount(totals.subaccount_shares.amount),
         format_amount(closing.available),
         format_amount(closing.reserved),
         format_amount(closing.total),

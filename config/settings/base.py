@@ -327,7 +327,7 @@ SPECTACULAR_SETTINGS = {
     # Every choice set the API answers is a named enum: a bulk payout's status beside the
     # payout's own ``status`` (which keeps ``StatusEnum``), the wallet's status, ledger entry
     # types, a collection's payment status, channel and type, a catalogue entry's status, a
-    # bulk item's result.
+    # bulk item's result, a settlement's status.
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "payouts.models.PayoutStatus",
         "PayoutBatchStatusEnum": "payouts.models.PayoutBatchStatus",
@@ -338,6 +338,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentTypeEnum": "collections_app.models.PaymentType",
         "CatalogueStatusEnum": "payment_items.models.CatalogueStatus",
         "PayoutBatchItemResultEnum": "payouts.models.PayoutBatchItemResult",
+        "SettlementStatusEnum": "settlements.models.SettlementStatus",
     },
 }
 

@@ -14,6 +14,7 @@ class ApiTag(StrEnum):
     BANKS = "Banks"
     PAYMENT_ITEMS = "Payment items"
     COLLECTIONS = "Collections"
+    SETTLEMENTS = "Settlements"
     EVENTS = "Events"
     TEST_HELPERS = "Test helpers"
     PROVIDER_WEBHOOKS = "Provider webhooks"
@@ -48,6 +49,12 @@ _TAG_DESCRIPTIONS: dict[ApiTag, str] = {
         "Collect from your customers: initialize a transaction (the customer pays on the "
         "hosted checkout by card or bank transfer), then check its status or search for it "
         "by reference. Your callback URL and signed webhooks tell your server the outcome."
+    ),
+    ApiTag.SETTLEMENTS: (
+        "Paid collections settle into the merchant wallet of their mode (live: the next Lagos "
+        "business day; test: at once): each settlement credits the net (gross - fees - "
+        "subaccount shares - refunds deducted) and pays each subaccount its share by a payout. "
+        "List them, look one up with its shares, and list the transactions it settled."
     ),
     ApiTag.EVENTS: (
         "Every webhook event sent to your server, with its delivery attempts; fetch one or "

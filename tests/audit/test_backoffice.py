@@ -20,6 +20,8 @@ PROJECT_APPS = {
     "webhooks",
     "audit",
     "sweeps",
+    "refunds",
+    "settlements",
 }
 
 

@@ -19,9 +19,7 @@ from tests.audit.helpers import act_records
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module(
-    "audit.migrations.0006_staff_roles_credentials_and_bulk_proposals"
-)
+ROLES_MIGRATION = importlib.import_module("audit.migrations.0007_staff_roles_settlements")
 
 
 def _group_permissions(group: Group) -> set[str]:

@@ -84,6 +84,7 @@ class World:
                 "payment_item_id": self.payment_item_id,
                 "reference": self.reference,
                 "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
+                "settlement_id": "stl_" + "0" * 20,  # the world settles nothing: a 404 too
             }[name]
         )
 
@@ -316,6 +317,9 @@ ROUTES = [
         query=("page", "limit", "type", "from_date", "to_date", "reference"),
     ),
     Route("GET", API + "events/<str:event_id>"),
+    Route("GET", API + "settlements", query=("page", "limit", "status", "from_date", "to_date")),
+    Route("GET", API + "settlements/<str:settlement_id>"),
+    Route("GET", API + "settlements/<str:settlement_id>/transactions", query=("page", "limit")),
     Route("POST", API + "events/<str:event_id>/resend"),
     Route("GET", "/checkout/<str:reference>"),
     Route("POST", "/checkout/<str:reference>/card", _card_form),

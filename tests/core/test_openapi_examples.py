@@ -26,6 +26,11 @@ from core.api.schema import NULL_ALTERNATIVE
 from core.api.schema_yaml import schema_yaml_dump
 from merchants.services import MerchantCreated
 from tests.payment_items.factories import PaymentItemFactory
+from tests.settlements.factories_api import (
+    SettlementFactory,
+    SettlementShareFactory,
+    settled_collection,
+)
 
 METHODS = ("get", "post", "put", "patch", "delete")
 API = "/api/v1"
@@ -365,6 +370,19 @@ def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> No
     checked.call("get", refunds)
     one = f"{refunds}/{{refund_id}}"
     checked.call("get", one, path=one.format(refund_id=refund_id))
+def _settlement_flow(checked: Checked, merchant: Any) -> None:
+    settlement = SettlementFactory(merchant=merchant, transaction_count=1)
+    SettlementShareFactory(settlement=settlement)
+    settled_collection(settlement=settlement)
+    checked.call("get", f"{API}/settlements")
+    one = f"{API}/settlements/{{settlement_id}}"
+    checked.call("get", one, path=one.format(settlement_id=settlement.settlement_id))
+    transactions = f"{one}/transactions"
+    checked.call(
+        "get", transactions, path=transactions.format(settlement_id=settlement.settlement_id)
+    )
+    missing = checked.call("get", one, path=one.format(settlement_id="stl_unknown"))
+    assert (missing["statusCode"], missing["message"]) == (404, "Settlement not found")
 
 
 def test_the_csv_statement_answers_csv_whatever_the_accept_header_and_errors_as_json(
@@ -391,6 +409,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     _payout_flow(checked, schema)
     _sweep_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
+    _settlement_flow(checked, merchant_account.merchant)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and
     # returning a successful payout (they need a delivery or a completed transfer).

@@ -25,6 +25,11 @@ from payouts.models import PayoutStatus
 from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
 from refunds.services import refund_create
 from tests.payouts.factories import PayoutFactory
+from tests.settlements.factories_api import (
+    SettlementFactory,
+    SettlementShareFactory,
+    settled_collection,
+)
 from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
 from webhooks.models import Event
@@ -46,6 +51,7 @@ class FuzzWorld:
     beneficiary_id: int
     batch_id: int
     refund_id: str
+    settlement_id: str
 
     @property
     def headers(self) -> dict[str, str]:
@@ -62,6 +68,7 @@ class FuzzWorld:
             "beneficiary_id": self.beneficiary_id,
             "batch_id": self.batch_id,
             "refund_id": self.refund_id,
+            "settlement_id": self.settlement_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -167,6 +174,9 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         idempotency_key="fuzz-refund-1",
         initiated_by="fuzz",
     ).refund
+    settlement = SettlementFactory(merchant=merchant, mode=Mode.TEST, transaction_count=1)
+    SettlementShareFactory(settlement=settlement)
+    settled_collection(settlement=settlement)
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
         live_key=merchant_account.live_key.plaintext,
@@ -184,4 +194,5 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         ).beneficiary.pk,
         batch_id=batch.pk,
         refund_id=refund.refund_id,
+        settlement_id=settlement.settlement_id,
     )

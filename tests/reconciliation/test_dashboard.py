@@ -526,8 +526,8 @@ def test_page_queries_are_few_and_do_not_grow_with_the_data(
     ReconciliationItemFactory.create_batch(3)
     # session, user, user and group permissions; the mode to open on (none asked for); the
     # day×status figures, the pending totals, the oldest pending, the oldest ambiguous, the
-    # unresolved exceptions
-    with django_assert_max_num_queries(10), CaptureQueriesContext(connection) as many:
+    # unresolved exceptions, the settlements of the day and today
+    with django_assert_max_num_queries(11), CaptureQueriesContext(connection) as many:
         response = viewer_client.get(DASHBOARD, {"day": day.isoformat()})
     assert response.status_code == 200
     assert len(many) == len(few)

@@ -76,12 +76,20 @@ def _csv_rows(response) -> list[list[str]]:
 
 
 ZERO_BALANCES = {"available": "0.00", "reserved": "0.00", "total": "0.00"}
+# Settlements, refunds and their reversals, the platform's subaccount shares: none here.
+COLLECTION_MOVEMENTS = {
+    "settlements": {"count": 0, "amount": "0.00"},
+    "refunds": {"count": 0, "amount": "0.00"},
+    "refund_reversals": {"count": 0, "amount": "0.00"},
+    "subaccount_shares": {"count": 0, "amount": "0.00"},
+}
 NO_MOVEMENTS = {
     "fundings": {"count": 0, "amount": "0.00"},
     "payouts_reserved": {"count": 0, "amount": "0.00"},
     "payouts_captured": {"count": 0, "amount": "0.00", "fee_amount": "0.00"},
     "releases": {"count": 0, "amount": "0.00"},
     "returns": {"count": 0, "amount": "0.00", "fee_amount": "0.00"},
+    **COLLECTION_MOVEMENTS,
 }
 DAY_MOVEMENTS = {
     "fundings": {"count": 1, "amount": "1000.00"},
@@ -89,6 +97,7 @@ DAY_MOVEMENTS = {
     "payouts_captured": {"count": 1, "amount": "290.00", "fee_amount": "10.00"},
     "releases": {"count": 1, "amount": "200.00"},
     "returns": {"count": 0, "amount": "0.00", "fee_amount": "0.00"},
+    **COLLECTION_MOVEMENTS,
 }
 DAY_CLOSING = {"available": "700.00", "reserved": "0.00", "total": "700.00"}
 
@@ -196,6 +205,14 @@ def test_the_statement_in_csv_has_a_row_per_day_and_a_totals_row(
         "returns_count": "0",
         "returns_amount": "0.00",
         "returns_fee_amount": "0.00",
+        "settlements_count": "0",
+        "settlements_amount": "0.00",
+        "refunds_count": "0",
+        "refunds_amount": "0.00",
+        "refund_reversals_count": "0",
+        "refund_reversals_amount": "0.00",
+        "subaccount_shares_count": "0",
+        "subaccount_shares_amount": "0.00",
         "closing_available": "700.00",
         "closing_reserved": "0.00",
         "closing_total": "700.00",

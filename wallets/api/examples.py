@@ -63,6 +63,7 @@ def _movements(
     fundings: tuple[int, str],
     reserved: tuple[int, str],
     captured: tuple[int, str, str] = (0, "0.00", "0.00"),
+    settled: tuple[int, str] = (0, "0.00"),
 ) -> dict[str, Any]:
     return {
         "fundings": {"count": fundings[0], "amount": fundings[1]},
@@ -74,12 +75,18 @@ def _movements(
         },
         "releases": {"count": 0, "amount": "0.00"},
         "returns": {"count": 0, "amount": "0.00", "fee_amount": "0.00"},
+        "settlements": {"count": settled[0], "amount": settled[1]},
+        "refunds": {"count": 0, "amount": "0.00"},
+        "refund_reversals": {"count": 0, "amount": "0.00"},
+        "subaccount_shares": {"count": 0, "amount": "0.00"},
     }
 
 
 _ZERO = {"available": "0.00", "reserved": "0.00", "total": "0.00"}
 _FUNDED = {"available": "1000000.00", "reserved": "0.00", "total": "1000000.00"}
-_AFTER_PAYOUT = {"available": "997490.00", "reserved": "0.00", "total": "997490.00"}
+# The second day: a payout of 2,500.00 (fee 10.00) and a settlement of collections (net
+# 10,500.00).
+_AFTER_PAYOUT = {"available": "1007990.00", "reserved": "0.00", "total": "1007990.00"}
 STATEMENT_EXAMPLES = [
     response_example(
         "Two Lagos days",
@@ -93,7 +100,9 @@ STATEMENT_EXAMPLES = [
             "to_date": "2026-03-02",
             "opening": _ZERO,
             "closing": _AFTER_PAYOUT,
-            "totals": _movements((1, "1000000.00"), (1, "2510.00"), (1, "2500.00", "10.00")),
+            "totals": _movements(
+                (1, "1000000.00"), (1, "2510.00"), (1, "2500.00", "10.00"), (1, "10500.00")
+            ),
             "days": [
                 {
                     "date": "2026-03-01",
@@ -105,7 +114,9 @@ STATEMENT_EXAMPLES = [
                     "date": "2026-03-02",
                     "opening": _FUNDED,
                     "closing": _AFTER_PAYOUT,
-                    "totals": _movements((0, "0.00"), (1, "2510.00"), (1, "2500.00", "10.00")),
+                    "totals": _movements(
+                        (0, "0.00"), (1, "2510.00"), (1, "2500.00", "10.00"), (1, "10500.00")
+                    ),
                 },
             ],
         },

@@ -210,6 +210,20 @@ class StatementMovementsOutputSerializer(serializers.Serializer):
     returns = StatementReturnOutputSerializer(
         help_text="paid payouts returned by the beneficiary's bank to available"
     )
+    settlements = StatementMovementOutputSerializer(
+        help_text="settlements of paid collections credited to available (their nets)"
+    )
+    refunds = StatementMovementOutputSerializer(
+        help_text="refunds to customers debited from available (the part of each refund the "
+        "next settlement could not cover)"
+    )
+    refund_reversals = StatementMovementOutputSerializer(
+        help_text="failed refunds' wallet parts credited back to available"
+    )
+    subaccount_shares = StatementMovementOutputSerializer(
+        help_text="the platform's wallet only: subaccount shares credited to available before "
+        "their payouts; zero on a merchant's wallet"
+    )
 
 
 class WalletStatementDayOutputSerializer(serializers.Serializer):

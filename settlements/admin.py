@@ -1,0 +1,469 @@
+"""Back office for settlements and the platform ledger: everything here is read-only; money moves
+only through ``settlements.services``.
+
+* **Settlements** (``settlements.view_settlement``): the list (settled, id, merchant, counts and
+  amounts), filters by mode, status and settled day (Lagos); the page shows the amounts, a link
+  to the collections it settled and to its wallet ledger entry, and its subaccount shares with
+  their payouts.
+* **Settlement shares** (``settlements.view_settlementshare``): each share with its payout; the
+  action **Re-send the share's payout** (``payouts.approve_resolution``, the finance approver's
+  money permission; a typed reason; audited) asks ``settlement_share_payout_resend`` for a new
+  payout of a share whose payout failed.
+* **Platform ledger** (``settlements.view_platformledgerentry``): every posting, filtered by mode
+  and bucket; **Platform balances** shows each bucket per mode and whether
+  collected = fees + merchant credits + subaccount payouts + refunds + still owed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, cast
+
+from django.contrib import admin, messages
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    action_confirmation,
+    confirmation_form,
+    read_only_page_context,
+)
+from audit.services import audit_record
+from core.admin import (
+    LocalDateRangeFilter,
+    ReadOnlyAdminMixin,
+    local_time_cell,
+    money_cell,
+    name_cell,
+    status_badge,
+)
+from core.dates import local_zone_label
+from core.exceptions import ApplicationError
+from merchants.models import Mode
+from settlements.models import (
+    STILL_OWED_ACCOUNTS,
+    PlatformAccount,
+    PlatformLedgerEntry,
+    Settlement,
+    SettlementShare,
+)
+from settlements.platform_ledger import PlatformBalances, platform_balances
+
+RESEND_PERMISSION = "payouts.approve_resolution"
+PLATFORM_LEDGER_PERMISSION = "settlements.view_platformledgerentry"
+RESEND_INTRO = (
+    "A new payout of each selected share is created from the platform's wallet to the "
+    "subaccount's bank account, through the ordinary dispatch. Only a share whose payout failed "
+    "can be re-sent; the others are left as they are."
+)
+RESEND_UNAVAILABLE = "Re-sending a share's payout is not available on this installation."
+
+
+def _payout_link(payout: Any) -> SafeString | str:
+    if payout is None:
+        return "—"
+    return format_html(
+        '<a href="{}">{}</a> {}',
+        reverse("admin:payouts_payout_change", args=[payout.pk]),
+        payout.internal_reference,
+        status_badge(payout.status, payout.get_status_display()),
+    )
+
+
+def _share_payout_resend() -> Callable[..., Any] | None:
+    """``settlements.services.settlement_share_payout_resend``, looked up when the action runs
+    (the settlement services import payouts and collections; the admin module stays light)."""
+    try:
+        services = importlib.import_module("settlements.services")
+    except ModuleNotFoundError as error:
+        if error.name != "settlements.services":
+            raise
+        return None
+    return getattr(services, "settlement_share_payout_resend", None)
+
+
+def _subaccount_text(share: SettlementShare) -> str:
+    return f"{share.subaccount.account_code} · {share.subaccount.account_name}"
+
+
+class SettlementShareInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = SettlementShare
+    extra = 0
+    can_delete = False
+    fields = ("subaccount_display", "amount_display", "payout_display")
+    readonly_fields = fields
+    verbose_name_plural = "subaccount shares and their payouts"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SettlementShare]:
+        return super().get_queryset(request).select_related("subaccount", "payout")
+
+    @admin.display(description="subaccount")
+    def subaccount_display(self, obj: SettlementShare) -> str:
+        return _subaccount_text(obj)
+
+    @admin.display(description="amount")
+    def amount_display(self, obj: SettlementShare) -> SafeString | str:
+        return money_cell(obj.amount)
+
+    @admin.display(description="payout")
+    def payout_display(self, obj: SettlementShare) -> SafeString | str:
+        return _payout_link(obj.payout)
+
+
+@admin.register(Settlement)
+class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_form_template = "admin/backoffice/change_form.html"
+    change_list_template = "admin/backoffice/change_list.html"
+    list_display = (
+        "settled_display",
+        "settlement_id",
+        "merchant_display",
+        "transactions_link",
+        "gross_display",
+        "fees_display",
+        "shares_display",
+        "refunds_display",
+        "net_display",
+        "status",
+    )
+    list_display_links = ("settlement_id",)
+    list_filter = (
+        "mode",
+        "status",
+        ("merchant", admin.RelatedOnlyFieldListFilter),
+        ("settled_at", LocalDateRangeFilter),
+    )
+    search_fields = ("=settlement_id", "merchant__name")
+    search_help_text = "Settlement id (exact) or merchant name."
+    list_select_related = ("merchant",)
+    list_per_page = 50
+    show_full_result_count = False
+    inlines = (SettlementShareInline,)
+    fields = (
+        "settlement_id",
+        "merchant",
+        "mode",
+        "status",
+        "currency",
+        "period_start",
+        "period_end",
+        "settled_at",
+        "transactions_link",
+        "gross_display",
+        "fees_display",
+        "shares_display",
+        "refunds_display",
+        "net_display",
+        "ledger_entry_display",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        return super().change_view(
+            request, object_id, form_url, read_only_page_context(extra_context)
+        )
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        buttons = []
+        if self.user_has(request, PLATFORM_LEDGER_PERMISSION):
+            buttons.append(("Platform balances", reverse("admin:settlements_platform_balances")))
+        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description="settled", ordering="settled_at")
+    def settled_display(self, obj: Settlement) -> SafeString | str:
+        return local_time_cell(obj.settled_at)
+
+    @admin.display(description="merchant", ordering="merchant__name")
+    def merchant_display(self, obj: Settlement) -> SafeString:
+        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+
+    @admin.display(description="transactions", ordering="transaction_count")
+    def transactions_link(self, obj: Settlement) -> SafeString:
+        url = reverse("admin:collections_app_collectiontransaction_changelist")
+        return format_html(
+            '<a href="{}?settlement__id__exact={}" data-testid="settlement-transactions">{}</a>',
+            url,
+            obj.pk,
+            obj.transaction_count,
+        )
+
+    @admin.display(description="gross", ordering="gross")
+    def gross_display(self, obj: Settlement) -> SafeString | str:
+        return money_cell(obj.gross, obj.currency)
+
+    @admin.display(description="fees", ordering="fees")
+    def fees_display(self, obj: Settlement) -> SafeString | str:
+        return money_cell(obj.fees, obj.currency)
+
+    @admin.display(description="subaccount shares", ordering="subaccount_shares")
+    def shares_display(self, obj: Settlement) -> SafeString | str:
+        return money_cell(obj.subaccount_shares, obj.currency)
+
+    @admin.display(description="refunds deducted", ordering="refunds_deducted")
+    def refunds_display(self, obj: Settlement) -> SafeString | str:
+        return money_cell(obj.refunds_deducted, obj.currency)
+
+    @admin.display(description="net to wallet", ordering="net")
+    def net_display(self, obj: Settlement) -> SafeString | str:
+        return money_cell(obj.net, obj.currency)
+
+    @admin.display(description="wallet ledger entry")
+    def ledger_entry_display(self, obj: Settlement) -> SafeString | str:
+        if obj.ledger_entry_id is None:
+            return "— (nothing to credit)"
+        url = reverse("admin:wallets_ledgerentry_change", args=[obj.ledger_entry_id])
+        return format_html('<a href="{}">#{}</a>', url, obj.ledger_entry_id)
+
+
+@admin.register(SettlementShare)
+class SettlementShareAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_form_template = "admin/backoffice/change_form.html"
+    list_display = (
+        "id",
+        "settlement_link",
+        "subaccount_display",
+        "amount_display",
+        "payout_display",
+        "created_at",
+    )
+    list_filter = ("settlement__mode", ("payout__status", admin.AllValuesFieldListFilter))
+    search_fields = (
+        "=settlement__settlement_id",
+        "subaccount__account_code",
+        "=payout__internal_reference",
+    )
+    search_help_text = "Settlement id or payout reference (exact), or subaccount code."
+    list_select_related = ("settlement", "subaccount", "payout")
+    actions = ("resend_payout_selected",)
+    fields = (
+        "settlement_link",
+        "subaccount_display",
+        "amount_display",
+        "payout_display",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    def has_resend_payout_permission(self, request: HttpRequest) -> bool:
+        return self.user_has(request, RESEND_PERMISSION)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        return super().change_view(
+            request, object_id, form_url, read_only_page_context(extra_context)
+        )
+
+    @admin.display(description="settlement", ordering="settlement__settled_at")
+    def settlement_link(self, obj: SettlementShare) -> SafeString:
+        url = reverse("admin:settlements_settlement_change", args=[obj.settlement_id])
+        return format_html('<a href="{}">{}</a>', url, obj.settlement.settlement_id)
+
+    @admin.display(description="subaccount", ordering="subaccount__account_name")
+    def subaccount_display(self, obj: SettlementShare) -> str:
+        return _subaccount_text(obj)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj: SettlementShare) -> SafeString | str:
+        return money_cell(obj.amount)
+
+    @admin.display(description="payout")
+    def payout_display(self, obj: SettlementShare) -> SafeString | str:
+        return _payout_link(obj.payout)
+
+    @admin.action(description="Re-send the share's payout…", permissions=["resend_payout"])
+    def resend_payout_selected(
+        self, request: HttpRequest, queryset: QuerySet[SettlementShare]
+    ) -> HttpResponse | None:
+        resend = _share_payout_resend()
+        if resend is None:
+            self.message_user(request, RESEND_UNAVAILABLE, level=messages.ERROR)
+            return None
+        form = confirmation_form(request)
+        if not form.is_bound or not form.is_valid():
+            return action_confirmation(
+                request,
+                model_admin=self,
+                queryset=queryset.select_related("settlement", "subaccount"),
+                action_name="resend_payout_selected",
+                title="Re-send settlement share payouts",
+                intro=RESEND_INTRO,
+                submit_label="Re-send with this reason",
+                form=form,
+            )
+        actor = cast(User, request.user)
+        sent = 0
+        for share in queryset.select_related("payout").order_by("pk"):
+            before = share.payout.internal_reference if share.payout else None
+            try:
+                result = resend(share_id=share.pk, actor=actor)
+            except ApplicationError as error:
+                self.message_user(
+                    request, f"Share #{share.pk}: {error.message}", level=messages.ERROR
+                )
+                continue
+            sent += 1
+            audit_record(
+                actor=actor,
+                action=self.audit_action("payout_resend"),
+                obj=share,
+                before={"payout": before},
+                after={
+                    "payout": getattr(result, "internal_reference", None),
+                    "reason": form.cleaned_data["reason"],
+                },
+                request=request,
+            )
+        if sent:
+            self.message_user(request, f"{sent} share payout(s) re-sent.", level=messages.SUCCESS)
+        return None
+
+
+@admin.register(PlatformLedgerEntry)
+class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    change_list_template = "admin/backoffice/change_list.html"
+    change_form_template = "admin/backoffice/change_form.html"
+    list_display = (
+        "created_display",
+        "mode",
+        "account",
+        "amount_display",
+        "group",
+        "merchant",
+        "collection_id",
+        "settlement_id",
+        "refund_id",
+        "payout_id",
+    )
+    list_filter = ("mode", "account", ("created_at", LocalDateRangeFilter))
+    search_fields = ("=group",)
+    search_help_text = "Posting group (exact), e.g. paid:TXN_…"
+    list_select_related = ("merchant",)
+    list_per_page = 100
+    show_full_result_count = False
+    readonly_fields = (
+        "mode",
+        "account",
+        "amount",
+        "group",
+        "merchant",
+        "collection_id",
+        "settlement_id",
+        "refund_id",
+        "payout_id",
+        "description",
+        "created_at",
+    )
+    fields = readonly_fields
+
+    def get_urls(self) -> list[URLPattern]:
+        custom = [
+            path(
+                "balances/",
+                self.admin_site.admin_view(self.balances_view),
+                name="settlements_platform_balances",
+            )
+        ]
+        return custom + super().get_urls()
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        buttons = [("Platform balances", reverse("admin:settlements_platform_balances"))]
+        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
+        return super().changelist_view(request, extra_context)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        return super().change_view(
+            request, object_id, form_url, read_only_page_context(extra_context)
+        )
+
+    @admin.display(description="at", ordering="created_at")
+    def created_display(self, obj: PlatformLedgerEntry) -> SafeString | str:
+        return local_time_cell(obj.created_at)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj: PlatformLedgerEntry) -> SafeString | str:
+        return money_cell(obj.amount)
+
+    def balances_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.user_has(request, PLATFORM_LEDGER_PERMISSION):
+            raise PermissionDenied(
+                "The platform balances need permission to view the platform ledger."
+            )
+        modes = [
+            platform_balances_display(mode=mode, balances=platform_balances(mode=mode))
+            for mode in (Mode.LIVE, Mode.TEST)
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Platform balances",
+            "opts": self.model._meta,
+            "modes": modes,
+            "zone_label": local_zone_label(),
+            "changelist_url": reverse("admin:settlements_platformledgerentry_changelist"),
+        }
+        return TemplateResponse(request, "admin/settlements/platform_balances.html", context)
+
+
+# The equation's right-hand side, in the order the page lists it.
+ACCOUNTED_FOR: tuple[str, ...] = (
+    PlatformAccount.FEES,
+    PlatformAccount.MERCHANT_CREDITS,
+    PlatformAccount.SUBACCOUNT_PAYOUTS,
+    PlatformAccount.REFUNDS,
+    *STILL_OWED_ACCOUNTS,
+)
+
+
+def platform_balances_display(*, mode: str, balances: PlatformBalances) -> dict[str, Any]:
+    """One mode's buckets as money cells, each linked to its postings, with the equation."""
+    changelist = reverse("admin:settlements_platformledgerentry_changelist")
+
+    def bucket(account: str) -> dict[str, Any]:
+        return {
+            "account": account,
+            "label": PlatformAccount(account).label,
+            "amount": money_cell(balances[account]),
+            "still_owed": account in STILL_OWED_ACCOUNTS,
+            "url": f"{changelist}?mode__exact={mode}&account__exact={account}",
+        }
+
+    return {
+        "mode": mode,
+        "label": Mode(mode).label,
+        "collected": bucket(PlatformAccount.COLLECTED),
+        "buckets": [bucket(account) for account in ACCOUNTED_FOR],
+        "still_owed": money_cell(balances.still_owed),
+        "accounted_for": money_cell(balances.accounted_for),
+        "difference": money_cell(balances[PlatformAccount.COLLECTED] - balances.accounted_for),
+        "holds": balances.equation_holds,
+    }
