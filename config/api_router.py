@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("payment_items.api.urls")),
     path("", include("collections_app.api.urls")),
     path("", include("webhooks.api.urls")),
+    path("", include("settlements.api.test_helper_urls")),
 ]
