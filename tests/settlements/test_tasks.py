@@ -97,3 +97,13 @@ def test_the_sweeper_task_recovers_a_share_whose_task_was_lost(settings) -> None
     assert summary == "1 share(s) without a payout: 1 payout(s) created, 0 error(s)."
     assert SettlementShare.objects.get().payout is not None
     assert tasks.settlement_shares_sweep_task.run().startswith("0 share(s)")
+
+
+def test_beat_runs_the_settlement_and_share_sweeper_tasks(settings) -> None:  # type: ignore[no-untyped-def]
+    run = settings.CELERY_BEAT_SCHEDULE["settlements-run-due"]
+    sweep = settings.CELERY_BEAT_SCHEDULE["settlements-share-payouts-sweep"]
+
+    assert run["task"] == tasks.settlements_run_due_task.name
+    assert run["schedule"] == timedelta(seconds=settings.SETTLEMENT_RUN_SECONDS)
+    assert sweep["task"] == tasks.settlement_shares_sweep_task.name
+    assert sweep["schedule"] == timedelta(seconds=settings.SETTLEMENT_SHARE_SWEEP_SECONDS)
