@@ -8,6 +8,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from collections_app.models import CollectionTransaction
@@ -338,3 +339,11 @@ def test_the_platform_merchant_is_never_settled() -> None:
     platform = platform_merchant_get()
 
     assert settlement_run(merchant_id=platform.pk, mode=Mode.TEST) is None
+
+
+def test_the_key_rotation_command_refuses_the_platform_merchant() -> None:
+    platform = platform_merchant_get()
+
+    with pytest.raises(CommandError, match="platform merchant"):
+        call_command("rotate_secret_key", "--merchant", str(platform.pk), "--mode", "test")
+    assert not SecretKey.objects.filter(merchant=platform).exists()
