@@ -2,7 +2,8 @@
 wallet, exactly once.
 
 One database transaction, in a fixed lock order: the merchant's wallet and the platform's
-wallet of the mode (ascending id, as every multi-wallet write locks them), then the claim. The
+wallet of the mode (ascending id, as every multi-wallet write locks them; the platform's only
+when the run needs it), then the claim. The
 claim is one ``UPDATE`` that sets ``settlement`` on every eligible collection still without
 one, so two runs can never take the same collection, and a run that fails anywhere after it
 rolls the claim back with everything else: the next run settles them all. Aggregates come from
@@ -77,9 +78,22 @@ def _eligible_collections(*, merchant_id: int, mode: str, cutoff: datetime) -> A
     )
 
 
-def _wallets_lock(*, wallet_ids: set[int]) -> dict[int, Wallet]:
-    """Locks the wallets in ascending id (the order every multi-wallet write uses)."""
-    return {wallet_id: wallet_lock(wallet_id=wallet_id) for wallet_id in sorted(wallet_ids)}
+class _PlatformWallet:
+    """The platform's wallet of the mode, locked when first needed but always in ascending
+    wallet id after the merchant's (the order every multi-wallet write locks in): at once when
+    its id is below the merchant wallet's, else only once the run has shares to credit, so a
+    merchant without splits never waits on it."""
+
+    def __init__(self, *, wallet_id: int, merchant_wallet_id: int) -> None:
+        self.wallet_id = wallet_id
+        self._locked: Wallet | None = None
+        if wallet_id < merchant_wallet_id:
+            self._locked = wallet_lock(wallet_id=wallet_id)
+
+    def locked(self) -> Wallet:
+        if self._locked is None:
+            self._locked = wallet_lock(wallet_id=self.wallet_id)
+        return self._locked
 
 
 @dataclass(frozen=True)
@@ -193,14 +207,18 @@ def settlement_run(
         raise NotFoundError("Merchant wallet not found")
     platform_wallet_id = platform_wallet_get(mode=mode).pk
     with transaction.atomic():
-        wallets = _wallets_lock(wallet_ids={wallet_id, platform_wallet_id})
+        # Locks the platform's wallet here when its id is the lower one (ascending order).
+        platform_wallet = _PlatformWallet(
+            wallet_id=platform_wallet_id, merchant_wallet_id=wallet_id
+        )
+        wallet = wallet_lock(wallet_id=wallet_id)
         return _settle_locked(
             merchant_id=merchant_id,
             mode=mode,
             now=now,
             cutoff=cutoff,
-            wallet=wallets[wallet_id],
-            platform_wallet=wallets[platform_wallet_id],
+            wallet=wallet,
+            platform_wallet=platform_wallet,
         )
 
 
@@ -211,7 +229,7 @@ def _settle_locked(
     now: datetime,
     cutoff: datetime,
     wallet: Wallet,
-    platform_wallet: Wallet,
+    platform_wallet: _PlatformWallet,
 ) -> Settlement | None:
     eligible = _eligible_collections(merchant_id=merchant_id, mode=mode, cutoff=cutoff)
     if not eligible.exists():
@@ -279,7 +297,7 @@ def _settle_locked(
 
 
 def _shares_record(
-    *, settlement: Settlement, totals: _ClaimTotals, platform_wallet: Wallet
+    *, settlement: Settlement, totals: _ClaimTotals, platform_wallet: _PlatformWallet
 ) -> None:
     """One ``SettlementShare`` per subaccount; their sum credited to the platform's wallet;
     their payouts queued when the transaction commits."""
@@ -292,7 +310,7 @@ def _shares_record(
         ]
     )
     wallet_collection_credit(
-        wallet=platform_wallet,
+        wallet=platform_wallet.locked(),
         entry_type=LedgerEntryType.SUBACCOUNT_SHARES,
         amount=totals.subaccount_shares,
         reference=settlement.settlement_id,

@@ -9,20 +9,20 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from collections_app.models import CollectionTransaction
 from merchants.models import Mode
 from settlements.models import Settlement
 from settlements.platform_ledger import platform_balances
-from settlements.services import settlement_run
+from settlements.services import platform_wallet_get, settlement_run
 from tests.settlements.helpers import (
     merchant_with_wallets,
     paid_collection,
     subaccount_for,
     wallet_of,
 )
-from wallets.models import LedgerEntry, LedgerEntryType
+from wallets.models import LedgerEntry, LedgerEntryType, Wallet
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -91,3 +91,42 @@ def test_runs_of_two_merchants_at_once_each_settle_their_own() -> None:
     for merchant in merchants:
         assert wallet_of(merchant).available_balance == Decimal("34500.00")
     assert platform_balances(mode=Mode.TEST).equation_holds
+
+
+def test_a_run_without_shares_does_not_wait_for_the_platform_wallet() -> None:
+    merchant = merchant_with_wallets()  # its wallets' ids are below the platform's
+    paid_collection(merchant=merchant)
+    platform_wallet = platform_wallet_get(mode=Mode.TEST)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_platform_wallet() -> None:
+        with transaction.atomic():
+            Wallet.objects.select_for_update().get(pk=platform_wallet.pk)
+            holding.set()
+            release.wait(timeout=30)
+
+    def settle() -> Any:
+        holding.wait(timeout=30)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '3s'")  # waiting on the platform wallet fails
+        try:
+            return settlement_run(merchant_id=merchant.pk, mode=Mode.TEST)
+        finally:
+            release.set()
+
+    results = run_together([hold_the_platform_wallet, settle])
+
+    assert isinstance(results[1], Settlement)
+    assert wallet_of(merchant).available_balance == Decimal("7000.00")
+
+
+def test_a_merchant_created_after_the_platform_settles_its_shares() -> None:
+    platform_wallet = platform_wallet_get(mode=Mode.TEST)  # the lower wallet ids
+    merchant = merchant_with_wallets()
+    paid_collection(merchant=merchant, shares={subaccount_for(merchant): Decimal("700.00")})
+
+    settlement = settlement_run(merchant_id=merchant.pk, mode=Mode.TEST)
+
+    assert settlement is not None
+    platform_wallet.refresh_from_db()
+    assert platform_wallet.available_balance == Decimal("700.00")
