@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("webhooks.api.urls")),
     path("", include("sweeps.api.urls")),
     path("", include("settlements.api.urls")),
+    path("", include("settlements.api.test_helper_urls")),
 ]

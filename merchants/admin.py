@@ -8,6 +8,9 @@ once, on a page of its own.
 * webhook settings are saved by ``webhook_settings_set``: a secret is generated, and the URL must
   be a public ``https`` address (``core.ssrf``).
 
+The platform merchant (``is_platform``, the owner of the platform's wallets) is shown with
+that flag; it has no keys and the rotation actions leave it out.
+
 Every one of these writes an audit record; secrets are recorded by prefix or as "rotated".
 Webhook secrets are encrypted at rest; the admin never loads one, only whether it is set.
 """
@@ -60,8 +63,8 @@ class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Merchant)
 class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "name", "email", "is_active", "created_at")
-    list_filter = ("is_active",)
+    list_display = ("id", "name", "email", "is_active", "is_platform", "created_at")
+    list_filter = ("is_active", "is_platform")
     search_fields = ("name", "email")
     inlines = [SecretKeyInline]
     actions = ["rotate_test_key", "rotate_live_key"]
@@ -144,7 +147,8 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
             )
         reason = form.cleaned_data["reason"]
         issued: list[tuple[str, str]] = []
-        for merchant in queryset.order_by("pk"):
+        # The platform merchant has no keys (``secret_key_issue`` refuses it).
+        for merchant in queryset.filter(is_platform=False).order_by("pk"):
             with transaction.atomic():
                 previous = (
                     SecretKey.objects.filter(merchant=merchant, mode=mode, revoked_at__isnull=True)

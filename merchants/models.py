@@ -21,12 +21,23 @@ class Merchant(models.Model):
     name = models.CharField(max_length=200)
     email = models.EmailField()
     is_active = models.BooleanField(default=True)
+    # The one merchant that owns the platform's own wallets (where subaccount shares wait for
+    # their payouts): made by ``settlements.services.platform_merchant_get``, never by a
+    # person; it has no secret keys, so it can never call the API.
+    is_platform = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
         permissions = [("rotate_secret_key", "Can rotate a merchant's secret keys")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_platform"],
+                condition=models.Q(is_platform=True),
+                name="one_platform_merchant",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from core.crypto import encryption_keys_parse
+from core.exceptions import ApplicationError
 from core.fields import (
     EncryptedFieldRotation,
     encrypted_field_count,
@@ -43,7 +44,13 @@ class MerchantCreated:
     live_key: IssuedKey
 
 
+PLATFORM_HAS_NO_KEYS_MESSAGE = "The platform merchant has no secret keys"
+
+
 def secret_key_issue(*, merchant: Merchant, mode: str) -> IssuedKey:
+    """Issues a key of ``mode``; never for the platform merchant, which must not reach the API."""
+    if merchant.is_platform:
+        raise ApplicationError(PLATFORM_HAS_NO_KEYS_MESSAGE)
     plaintext = secret_key_generate(mode=mode)
     secret_key = SecretKey.objects.create(
         merchant=merchant,

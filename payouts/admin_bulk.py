@@ -121,7 +121,8 @@ def rows_named(message: str) -> str:
 
 class BulkUploadForm(forms.Form):
     merchant = forms.ModelChoiceField(
-        queryset=Merchant.objects.order_by("name", "id"),
+        # The platform's wallets pay subaccount shares only, never a bulk upload.
+        queryset=Merchant.objects.filter(is_platform=False).order_by("name", "id"),
         help_text="Whose wallet pays: the payouts are the merchant's, as if sent with its key",
     )
     mode = forms.ChoiceField(

@@ -2,7 +2,7 @@
 environment (see docs/configuration.md and .env.example)."""
 
 import os
-from datetime import timedelta
+from datetime import date, timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -493,6 +493,39 @@ REFUND_SEND_LEASE_SECONDS = env.int("REFUND_SEND_LEASE_SECONDS", default=120)
 CELERY_BEAT_SCHEDULE["refunds-check-due"] = {
     "task": "refunds.tasks.refunds_check_due_task",
     "schedule": timedelta(seconds=env.int("REFUND_SWEEP_SECONDS", default=60)),
+# Settlements (docs/configuration.md): paid collections settle into the merchant's wallet. Test
+# mode settles at once (every run); live mode settles a collection paid on Lagos day D on the
+# first business day after D (Monday to Friday, not one of SETTLEMENT_HOLIDAYS, ISO dates) at or
+# after SETTLEMENT_LIVE_HOUR (Lagos). Beat looks for due merchants every SETTLEMENT_RUN_SECONDS.
+SETTLEMENT_LIVE_HOUR = env.int("SETTLEMENT_LIVE_HOUR", default=9)
+if not 0 <= SETTLEMENT_LIVE_HOUR <= 23:
+    raise ImproperlyConfigured("SETTLEMENT_LIVE_HOUR must be an hour from 0 to 23.")
+SETTLEMENT_HOLIDAYS = env.list("SETTLEMENT_HOLIDAYS", default=[])
+for _holiday in SETTLEMENT_HOLIDAYS:
+    try:
+        date.fromisoformat(_holiday)
+    except ValueError as _error:
+        raise ImproperlyConfigured(
+            f"SETTLEMENT_HOLIDAYS: {_holiday!r} is not an ISO date (YYYY-MM-DD)."
+        ) from _error
+SETTLEMENT_RUN_SECONDS = env.int("SETTLEMENT_RUN_SECONDS", default=300)
+# Subaccount shares: the sweeper creates the payout of any share still without one this long
+# after its settlement (the payout task enqueued on commit was lost), every
+# SETTLEMENT_SHARE_SWEEP_SECONDS.
+SETTLEMENT_SHARE_PAYOUT_AFTER_SECONDS = env.int(
+    "SETTLEMENT_SHARE_PAYOUT_AFTER_SECONDS", default=120
+)
+SETTLEMENT_SHARE_SWEEP_SECONDS = env.int("SETTLEMENT_SHARE_SWEEP_SECONDS", default=300)
+# The merchant that owns the platform's wallets (created on first use; no keys).
+PLATFORM_MERCHANT_NAME = env.str("PLATFORM_MERCHANT_NAME", default="Platform (internal)")
+PLATFORM_MERCHANT_EMAIL = env.str("PLATFORM_MERCHANT_EMAIL", default="platform@example.invalid")
+CELERY_BEAT_SCHEDULE["settlements-run-due"] = {
+    "task": "settlements.tasks.settlements_run_due_task",
+    "schedule": timedelta(seconds=SETTLEMENT_RUN_SECONDS),
+}
+CELERY_BEAT_SCHEDULE["settlements-share-payouts-sweep"] = {
+    "task": "settlements.tasks.settlement_shares_sweep_task",
+    "schedule": timedelta(seconds=SETTLEMENT_SHARE_SWEEP_SECONDS),
 }
 # Events: signed POSTs to the callback URL and the merchant's webhook URL, retried for 72 h.
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+ZERO = Decimal("0.00")
 IDEMPOTENCY_CONFLICT_MESSAGE = "Idempotency key already used for a different payout request"
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1}
 
@@ -135,6 +136,7 @@ def _payout_prepare(
     earlier: Payout | None,
     available_balance: Decimal,
     name_enquiry: NameEnquiry | None = None,
+    fee_waived: bool = False,
 ) -> PayoutCreateResult | PayoutPlan:
     """The rules of a create before the wallet lock, in their order: the replay or conflict of
     ``earlier`` (the wallet's payout with this key, looked up by the caller), then the cheap
@@ -155,7 +157,7 @@ def _payout_prepare(
         return replay
     if not wallet.is_active:
         raise WalletInactiveError()
-    fee_amount = payout_fee_calculate(amount=amount)
+    fee_amount = ZERO if fee_waived else payout_fee_calculate(amount=amount)
     total_debit_amount = amount + fee_amount
     if available_balance < total_debit_amount:
         raise InsufficientBalanceError()
@@ -196,6 +198,7 @@ def payout_create(
     narration: str | None = None,
     bank_id: int | None = None,
     wallet: Wallet | None = None,
+    fee_waived: bool = False,
 ) -> PayoutCreateResult:
     """Accepts a payout: total debit reserved and the payout ``reserved``, in one transaction.
 
@@ -208,6 +211,9 @@ def payout_create(
     ``wallet`` is the merchant's wallet of ``mode`` when the caller has read it already (the key
     authentication loads it with the key); it is read here otherwise. Either way it is an
     unlocked read, used only for the checks before the transaction.
+
+    ``fee_waived`` (internal callers only, never the API: the platform's own payouts of
+    subaccount shares) charges no fee: the total debit is the amount.
     """
     payout_currency_validate(currency=currency)
     bank = bank_resolve(bank_code=bank_code, bank_id=bank_id)
@@ -229,6 +235,7 @@ def payout_create(
         narration=narration,
         earlier=_earlier_payout(wallet_id=wallet.pk, idempotency_key=idempotency_key),
         available_balance=wallet.available_balance,
+        fee_waived=fee_waived,
     )
     if isinstance(plan, PayoutCreateResult):
         return plan

@@ -27,6 +27,7 @@ from payouts.providers.base import (
 )
 from payouts.providers.registry import provider_get
 from payouts.services.settle import provider_answer_record
+from payouts.signals import payout_returned
 from wallets.services import (
     wallet_return,
 )
@@ -57,7 +58,8 @@ def payout_return(
     """A successful payout the beneficiary's bank sent back (Paystack ``reversed`` after
     ``success``): it stays ``successful`` and gains ``returned_at`` and ``return_reason``; its
     principal (and its fee, with ``PAYOUT_RETURN_REFUNDS_FEE``) goes back to the available
-    balance in one ``payout_return`` ledger entry; ``payout.returned`` is recorded. Once per
+    balance in one ``payout_return`` ledger entry; ``payout.returned`` is recorded and
+    ``payouts.signals.payout_returned`` sent. Once per
     payout: under the payout's row lock, a second return changes nothing (``applied=False``).
     Anything but a successful payout is a 409."""
     payout = Payout.objects.select_for_update().filter(pk=payout_id).first()
@@ -83,6 +85,7 @@ def payout_return(
     payout.return_reason = (reason.strip() or DEFAULT_RETURN_REASON)[:255]
     payout.save(update_fields=["returned_at", "return_reason", "provider_responses", "updated_at"])
     payout_returned_event_emit(payout=payout)
+    payout_returned.send(sender=Payout, payout=payout)
     logger.info("payout %s returned: %s credited back", payout.internal_reference, payout.amount)
     return PayoutReturnResult(payout=payout, applied=True)
 

@@ -19,6 +19,7 @@ from payouts.providers.base import (
     TransferResult,
 )
 from payouts.services.timing import dispatched_requery_after, next_requery_at
+from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
 from wallets.services import (
     ReservationSettlement,
@@ -66,8 +67,8 @@ class PayoutFinalEffects:
     are applied and written once, in the transaction that settles them, whether one payout ends
     (a requery, a resolution, a dispatch of one) or many (a dispatch round): the wallets'
     captures and releases (``wallet_reservations_settle``: the wallets locked together, one
-    balance update, one ledger insert) and the final payouts' events (``payout_events_emit``:
-    one insert)."""
+    balance update, one ledger insert), the final payouts' events (``payout_events_emit``:
+    one insert) and ``payouts.signals.payouts_final`` for the apps above."""
 
     settlements: list[ReservationSettlement] = field(default_factory=list)
     final_payouts: list[Payout] = field(default_factory=list)
@@ -75,6 +76,8 @@ class PayoutFinalEffects:
     def apply(self) -> None:
         wallet_reservations_settle(settlements=self.settlements)
         payout_events_emit(payouts=self.final_payouts)
+        if self.final_payouts:
+            payouts_final.send(sender=Payout, payouts=self.final_payouts)
 
 
 def payout_succeed(payout: Payout, *, now: datetime, effects: PayoutFinalEffects) -> None:

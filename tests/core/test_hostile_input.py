@@ -308,6 +308,7 @@ ROUTES = [
     Route("GET", API + "transactions/in/check-transaction-status/<str:reference>"),
     Route("GET", API + "transactions/in/search-transaction/<str:reference>"),
     Route("POST", API + "test-helpers/transactions/<str:reference>/complete", _complete),
+    Route("POST", API + "test-helpers/settlements/run"),
     Route(
         "POST", API + "webhooks/paystack", _paystack, signature_header="HTTP_X_PAYSTACK_SIGNATURE"
     ),

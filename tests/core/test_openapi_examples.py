@@ -347,6 +347,8 @@ def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) ->
     assert answer["data"]["payment_status"] == "paid"
     checked.call("get", search, path=search.format(reference=reference))
     _refund_flow(checked, schema, reference)
+    settled = checked.call("post", f"{API}/test-helpers/settlements/run")
+    assert settled["data"]["settlements"][0]["transaction_count"] == 1
     # Your own transaction_reference is not looked up: the documented 400.
     client_reference = started["data"]["client_reference"]
     unknown = checked.call("get", status, path=status.format(reference=client_reference))

@@ -32,6 +32,8 @@ class Command(BaseCommand):
             merchant = Merchant.objects.get(pk=options["merchant"])
         except Merchant.DoesNotExist as error:
             raise CommandError(f"merchant {options['merchant']} does not exist") from error
+        if merchant.is_platform:
+            raise CommandError(f"merchant {merchant.pk} is the platform merchant: it has no keys")
         mode = options["mode"]
         with transaction.atomic():
             old_prefix = (
