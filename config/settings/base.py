@@ -493,6 +493,7 @@ REFUND_SEND_LEASE_SECONDS = env.int("REFUND_SEND_LEASE_SECONDS", default=120)
 CELERY_BEAT_SCHEDULE["refunds-check-due"] = {
     "task": "refunds.tasks.refunds_check_due_task",
     "schedule": timedelta(seconds=env.int("REFUND_SWEEP_SECONDS", default=60)),
+}
 # Settlements (docs/configuration.md): paid collections settle into the merchant's wallet. Test
 # mode settles at once (every run); live mode settles a collection paid on Lagos day D on the
 # first business day after D (Monday to Friday, not one of SETTLEMENT_HOLIDAYS, ISO dates) at or

@@ -372,6 +372,8 @@ def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> No
     checked.call("get", refunds)
     one = f"{refunds}/{{refund_id}}"
     checked.call("get", one, path=one.format(refund_id=refund_id))
+
+
 def _settlement_flow(checked: Checked, merchant: Any) -> None:
     settlement = SettlementFactory(merchant=merchant, transaction_count=1)
     SettlementShareFactory(settlement=settlement)
