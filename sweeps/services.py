@@ -32,6 +32,7 @@ from audit.services import audit_record
 from core.dates import local_date
 from core.exceptions import ApplicationError, NotFoundError
 from core.money import MAX_AMOUNT, TWO_PLACES, format_amount
+from merchants.models import Mode
 from payouts.services import payout_create
 from sweeps.models import (
     SettlementAccount,
@@ -75,6 +76,7 @@ NOTHING_TO_SWEEP_MESSAGE = (
 )
 # Enough for any fee schedule whose fee does not fall as the amount grows.
 FEE_FIT_STEPS = 8
+NO_ACCOUNT_COOLING_OFF_MESSAGE = "No test settlement account is in its cooling-off period"
 
 
 # --- Settings ----------------------------------------------------------------------------------
@@ -322,6 +324,38 @@ def sweep_settings_set(
                 schedule,
                 "; settlement account changed" if event_data is not None else "",
             )
+    return sweep_settings_get(wallet_id=wallet.pk, merchant_id=merchant.pk, mode=mode, now=now)
+
+
+def settlement_account_cooling_off_end(
+    *, merchant: Merchant, actor: str, now: datetime | None = None
+) -> SweepSettings:
+    """Test mode only: the pending test settlement account takes effect now, as it would at
+    the end of its cooling-off period (the account it replaces stops at the same instant), so
+    a merchant can try sweeps without waiting a day. Audited; live accounts are never
+    touched. 400 when no test account is cooling off."""
+    now = now or timezone.now()
+    mode = Mode.TEST
+    wallet = wallet_get(merchant=merchant, mode=mode)
+    with transaction.atomic():
+        row = SweepSchedule.objects.select_for_update().filter(wallet=wallet).first()
+        pending = settlement_account_pending(merchant_id=merchant.pk, mode=mode, at=now)
+        if row is None or pending is None:
+            raise ApplicationError(NO_ACCOUNT_COOLING_OFF_MESSAGE)
+        current = settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now)
+        before = _settings_view(row, current, pending)
+        if current is not None:
+            SettlementAccount.objects.filter(pk=current.pk).update(superseded_at=now)
+        SettlementAccount.objects.filter(pk=pending.pk).update(effective_at=now)
+        current = settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now)
+        audit_record(
+            actor=actor,
+            action="sweeps.settlement_account_cooling_off_end",
+            obj=row,
+            before=before,
+            after=_settings_view(row, current, None),
+        )
+    logger.info("test settlement account of wallet %s in effect now (test helper)", wallet.pk)
     return sweep_settings_get(wallet_id=wallet.pk, merchant_id=merchant.pk, mode=mode, now=now)
 
 

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from sweeps.api.test_helpers import TestSettlementAccountActivateApi
 from sweeps.api.views import SweepRunApi, SweepSettingsApi
 
 urlpatterns = [
@@ -14,5 +15,10 @@ urlpatterns = [
         "transactions/in/merchant-wallet/sweep/run",
         SweepRunApi.as_view(),
         name="wallet-sweep-run",
+    ),
+    path(
+        "test-helpers/sweep/settlement-account/activate",
+        TestSettlementAccountActivateApi.as_view(),
+        name="test-helper-settlement-account-activate",
     ),
 ]

@@ -84,7 +84,7 @@ SWEEP_EXAMPLE: dict[str, Any] = {
 }
 
 
-def _actor_label(request: Request) -> str:
+def actor_label(request: Request) -> str:
     """Who changed the settings, for the audit record: the merchant and the key's prefix."""
     auth: Any = request.auth
     return f"merchant {request.user.pk} key {auth.key.prefix}…"
@@ -178,7 +178,7 @@ class SweepSettingsApi(MerchantApi):
             mode=self.mode(request),
             bank_code=account.get("bank_code"),
             account_number=account.get("account_number"),
-            actor=_actor_label(request),
+            actor=actor_label(request),
             now=now,
             **data,
         )

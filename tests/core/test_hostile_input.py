@@ -85,6 +85,7 @@ class World:
                 "reference": self.reference,
                 "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
                 "settlement_id": "stl_" + "0" * 20,  # the world settles nothing: a 404 too
+                "refund_id": "rf_" + "0" * 20,  # the world refunds nothing: a 404 too
             }[name]
         )
 
@@ -206,6 +207,23 @@ def _paystack(world: World) -> dict[str, Any]:
     return {"event": "charge.success", "data": {"reference": world.reference}}
 
 
+def _refund(world: World) -> dict[str, Any]:
+    return {
+        "transaction_reference": world.reference,
+        "amount": "100.00",
+        "idempotency_key": "hostile-refund-1",
+    }
+
+
+def _sweep(world: World) -> dict[str, Any]:
+    return {
+        "schedule": "daily",
+        "time": "17:00",
+        "amount_to_keep": "5000.00",
+        "settlement_account": {"bank_code": "058", "account_number": "0123456789"},
+    }
+
+
 def _card_form(world: World) -> dict[str, Any]:
     return {"card_number": "4084 0840 8408 4081", "expiry": "12/40", "cvv": "123"}
 
@@ -309,6 +327,17 @@ ROUTES = [
     Route("GET", API + "transactions/in/search-transaction/<str:reference>"),
     Route("POST", API + "test-helpers/transactions/<str:reference>/complete", _complete),
     Route("POST", API + "test-helpers/settlements/run"),
+    Route("POST", API + "transactions/in/refunds", _refund),
+    Route(
+        "GET",
+        API + "transactions/in/refunds",
+        query=("page", "limit", "status", "from_date", "to_date", "reference"),
+    ),
+    Route("GET", API + "transactions/in/refunds/<str:refund_id>"),
+    Route("GET", API + "transactions/in/merchant-wallet/sweep"),
+    Route("PUT", API + "transactions/in/merchant-wallet/sweep", _sweep),
+    Route("POST", API + "transactions/in/merchant-wallet/sweep/run"),
+    Route("POST", API + "test-helpers/sweep/settlement-account/activate"),
     Route(
         "POST", API + "webhooks/paystack", _paystack, signature_header="HTTP_X_PAYSTACK_SIGNATURE"
     ),

@@ -307,13 +307,14 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
 
 
 def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
-    """Run after the payout flow (the wallet is funded); the settlement account takes effect at
-    once (no cooling-off period), so "sweep now" pays."""
+    """Run after the payout flow (the wallet is funded); the test helper ends the settlement
+    account's cooling-off period, so "sweep now" pays."""
     sweep = f"{API}/transactions/in/merchant-wallet/sweep"
     checked.call(
         "put", sweep, data=_request_example(schema, "put", sweep, "DailyAt17:00KeepingNGN50,000")
     )
     checked.call("get", sweep)
+    checked.call("post", f"{API}/test-helpers/sweep/settlement-account/activate")
     checked.call(
         "put", sweep, data=_request_example(schema, "put", sweep, "WeeklyOnFriday,AccountUnchanged")
     )
@@ -408,7 +409,6 @@ def test_the_example_requests_answer_as_the_schema_says(
     merchant_account: MerchantCreated,
     settings: Any,
 ) -> None:
-    settings.SWEEP_ACCOUNT_COOLING_OFF_HOURS = 0
     checked = Checked(test_client, schema)
     _payout_flow(checked, schema)
     _sweep_flow(checked, schema)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -14,6 +15,7 @@ from merchants.models import Mode
 from payouts.models import PayoutStatus
 from settlements.models import PlatformAccount, Settlement, SettlementShare
 from settlements.platform_ledger import collection_paid_post, platform_post
+from settlements.services.platform import platform_wallet_get
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import act_records, actions_offered, assert_admin_forbidden, client_for
 from tests.payouts.factories import PayoutFactory
@@ -23,6 +25,7 @@ from tests.settlements.factories_api import (
     settled_collection,
 )
 from tests.wallets.factories import WalletFactory
+from wallets.services import wallet_fund
 
 pytestmark = pytest.mark.django_db
 
@@ -232,7 +235,17 @@ def test_the_resend_action_asks_for_a_reason_first(settlement: Settlement) -> No
     not _has_resend_service(),
     reason="settlements.services.settlement_share_payout_resend is not on this branch",
 )
-def test_an_approver_resends_a_failed_shares_payout_audited(settlement: Settlement) -> None:
+def test_an_approver_resends_a_failed_shares_payout_audited(
+    settlement: Settlement, settings: Any
+) -> None:
+    # The live share is paid from the platform's live wallet, which holds the share as a
+    # settlement leaves it; the live name enquiry is answered by the sandbox (a setting).
+    settings.NAME_ENQUIRY_PROVIDERS = {
+        **settings.NAME_ENQUIRY_PROVIDERS,
+        "live": "wallets.providers.sandbox.SandboxNameEnquiryProvider",
+    }
+    platform_wallet = platform_wallet_get(mode=Mode.LIVE)
+    wallet_fund(wallet_id=platform_wallet.pk, amount=Decimal("1000.00"), reference="SHARES-1")
     share = settlement.shares.get()
     failed = share.payout
     user = _viewer("finance_approver")
