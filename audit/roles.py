@@ -43,6 +43,10 @@ FINANCE_VIEW = (
     "settlements.view_settlement",
     "settlements.view_settlementshare",
     "settlements.view_platformledgerentry",
+    "refunds.view_refund",
+    "sweeps.view_settlementaccount",
+    "sweeps.view_sweepschedule",
+    "sweeps.view_sweep",
 )
 
 ROLES: tuple[Role, ...] = (
@@ -50,7 +54,8 @@ ROLES: tuple[Role, ...] = (
         key="finance_viewer",
         group_name="Finance viewer",
         description="Sees payouts, wallets, the ledger, statements and their reconciliation, "
-        "collections, settlements and the platform ledger, events and the audit trail; "
+        "collections, settlements, refunds, sweeps and the platform ledger, events and the audit "
+        "trail; "
         "exports CSV",
         permissions=FINANCE_VIEW,
     ),
@@ -71,7 +76,7 @@ ROLES: tuple[Role, ...] = (
         key="finance_approver",
         group_name="Finance approver",
         description="Finance viewer, plus approve or reject another user's proposed resolution "
-        "or bulk payout, and re-send a settlement share's payout",
+        "or bulk payout, refund a paid collection, and re-send a settlement share's payout",
         permissions=(*FINANCE_VIEW, "payouts.approve_resolution"),
     ),
     Role(
