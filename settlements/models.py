@@ -178,7 +178,13 @@ class PlatformLedgerEntry(models.Model):
     class Meta:
         ordering = ["-id"]
         verbose_name_plural = "platform ledger entries"
-        indexes = [models.Index(fields=["mode", "account"], name="platform_ledger_account_idx")]
+        indexes = [
+            models.Index(fields=["mode", "account"], name="platform_ledger_account_idx"),
+            # What one merchant is owed (a refund's create reads it under the wallet lock).
+            models.Index(
+                fields=["merchant", "mode", "account"], name="platform_ledger_merchant_idx"
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(account__in=PlatformAccount.values),
