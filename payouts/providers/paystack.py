@@ -25,11 +25,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import requests
 from django.conf import settings
 
 from core.provider_exchange import ProviderExchange
-from integrations.paystack import PaystackAnswer, PaystackClient, RetryLater, kobo_from_naira
+from integrations.paystack import PaystackAdapter, PaystackAnswer, RetryLater, kobo_from_naira
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 
 logger = logging.getLogger(__name__)
@@ -67,25 +66,10 @@ def _http_error_message(answer: PaystackAnswer) -> str:
     return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
 
 
-class PaystackProvider:
-    name = "paystack"
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.client = PaystackClient(
-            base_url=base_url,
-            secret_key=secret_key,
-            timeout_seconds=timeout_seconds
-            or getattr(
-                settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
-            ),
-            session=session,
+class PaystackProvider(PaystackAdapter):
+    def default_timeout_seconds(self) -> float:
+        return getattr(
+            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
         )
 
     # --- Protocol ---------------------------------------------------------------------------
@@ -209,16 +193,3 @@ class PaystackProvider:
             message=recipient.message or "Beneficiary refused by the payout provider",
             raw=(recipient.exchange,),
         )
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        operation: str,
-        payload: dict[str, Any] | None = None,
-    ) -> PaystackAnswer:
-        answer = self.client.request(method, path, operation=operation, payload=payload)
-        if answer.http_status is None:
-            logger.warning("paystack %s failed: %s", operation, answer.exchange.error)
-        return answer
