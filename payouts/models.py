@@ -25,6 +25,20 @@ from merchants.models import Mode
 ZERO = Decimal("0.00")
 
 
+def _staff_user(
+    *, related_name: str, optional: bool = False, help_text: str = ""
+) -> models.ForeignKey:
+    """A reference to the staff user who did something; their account is never deleted under it."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=optional,
+        blank=optional,
+        related_name=related_name,
+        help_text=help_text,
+    )
+
+
 class PayoutStatus(models.TextChoices):
     RESERVED = "reserved", "Reserved"
     PROCESSING = "processing", "Processing"
@@ -305,12 +319,9 @@ class PayoutBatch(models.Model):
     item_results = models.JSONField(
         default=list, blank=True, help_text="Per item, in request order: what was answered"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
+    created_by = _staff_user(
         related_name="payout_batches",
+        optional=True,
         help_text="The staff user who submitted it in the back office; empty for the API",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -352,11 +363,7 @@ class PayoutResolution(models.Model):
     from_status = models.CharField(max_length=12, choices=PayoutStatus.choices)
     to_status = models.CharField(max_length=12, choices=ResolutionStatus.choices)
     reason = models.TextField()
-    resolved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="payout_resolutions",
-    )
+    resolved_by = _staff_user(related_name="payout_resolutions")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -374,16 +381,6 @@ class PayoutResolution(models.Model):
 class ResolutionDecision(models.TextChoices):
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
-
-
-def _staff_user(*, related_name: str, optional: bool = False) -> models.ForeignKey:
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=optional,
-        blank=optional,
-        related_name=related_name,
-    )
 
 
 class TwoPersonProposal(models.Model):
