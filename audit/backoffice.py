@@ -4,7 +4,10 @@
   navigation), never the API's JSON; an action the user may not use is neither listed nor run
   (posting it anyway answers 403); every add, change and delete made through the admin forms
   writes an audit record (unless ``audit_form_changes`` is off because the model's own signals
-  record every change, as for users and TOTP devices: ``audit.signals``).
+  record every change, as for users and TOTP devices: ``audit.signals``); the admin's own pages
+  (``backoffice_pages``) are routed behind the admin site's sign-in.
+* ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
+  any other ``ApplicationError`` an error message to the user.
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
   asks for a typed reason before a sensitive action runs.
 * ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
@@ -16,22 +19,24 @@ from __future__ import annotations
 import csv
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Model, QuerySet
 from django.forms import BaseFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from audit.services import audit_record
+from core.exceptions import ApplicationError
 
 REASON_MIN_LENGTH = 10
+_T = TypeVar("_T")
 FORBIDDEN_TEMPLATE = "admin/403.html"
 
 
@@ -86,7 +91,7 @@ class BackOfficeAdminMixin:
     def urls(self) -> list[Any]:
         return [
             self._admin_forbidden_page(pattern) if isinstance(pattern, URLPattern) else pattern
-            for pattern in self.get_urls()  # type: ignore[attr-defined]
+            for pattern in self.get_urls()
         ]
 
     def _admin_forbidden_page(self, pattern: URLPattern) -> URLPattern:
@@ -101,6 +106,18 @@ class BackOfficeAdminMixin:
                 return forbidden_response(request, admin_site=admin_site, message=str(error))
 
         return URLPattern(pattern.pattern, guarded, pattern.default_args, pattern.name)
+
+    def backoffice_pages(self) -> Sequence[tuple[str, Callable[..., HttpResponse], str]]:
+        """The admin's own pages beside Django's: (route, view, URL name) each."""
+        return ()
+
+    def get_urls(self) -> list[URLPattern]:
+        """The admin's own pages, each behind the admin site's sign-in, before Django's."""
+        own = [
+            path(route, self.admin_site.admin_view(view), name=name)
+            for route, view, name in self.backoffice_pages()
+        ]
+        return [*own, *super().get_urls()]  # type: ignore[misc]
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -337,3 +354,24 @@ def csv_response(
     for row in rows:
         writer.writerow([csv_safe(value) for value in row])
     return response
+
+
+def service_run(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    call: Callable[[], _T],
+    *,
+    shown: Callable[[str], str] = str,
+    refusal_denied: bool = True,
+) -> _T | None:
+    """Runs the service behind a back-office action or page and answers what it returned, or
+    ``None`` when it raised ``ApplicationError``: a refusal (status 403, when ``refusal_denied``)
+    becomes ``PermissionDenied`` (the admin's 403 page); any other error is shown to the user as
+    an error message (``shown`` words it)."""
+    try:
+        return call()
+    except ApplicationError as error:
+        if refusal_denied and error.status == 403:
+            raise PermissionDenied(error.message) from error
+        model_admin.message_user(request, shown(error.message), level=messages.ERROR)
+        return None

@@ -5,6 +5,7 @@ schedule and customers are audited."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +14,7 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
@@ -147,20 +148,19 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
             )
         return super().changelist_view(request, context)
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            (
                 "settlement-report/",
-                self.admin_site.admin_view(self.settlement_report_view),
-                name="collections_app_collectiontransaction_settlement_report",
+                self.settlement_report_view,
+                "collections_app_collectiontransaction_settlement_report",
             ),
-            path(
+            (
                 "settlement-report/csv/",
-                self.admin_site.admin_view(self.settlement_report_export_view),
-                name="collections_app_collectiontransaction_settlement_report_export",
+                self.settlement_report_export_view,
+                "collections_app_collectiontransaction_settlement_report_export",
             ),
         ]
-        return custom + super().get_urls()
 
     def _settlement_report(
         self, request: HttpRequest

@@ -23,14 +23,14 @@ Every action and decision writes an audit record.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -504,26 +504,20 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     # --- Proposal and review pages ----------------------------------------------------------
 
-    def get_urls(self) -> list[URLPattern]:
-        urls = super().get_urls()
-        custom = [
-            path(
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            (
                 "<int:payout_id>/propose-resolution/",
-                self.admin_site.admin_view(self.propose_resolution_view),
-                name="payouts_payout_propose_resolution",
+                self.propose_resolution_view,
+                "payouts_payout_propose_resolution",
             ),
-            path(
+            (
                 "resolution-proposals/<int:proposal_id>/review/",
-                self.admin_site.admin_view(self.review_resolution_view),
-                name="payouts_payout_review_resolution",
+                self.review_resolution_view,
+                "payouts_payout_review_resolution",
             ),
-            path(
-                "bulk-upload/",
-                self.admin_site.admin_view(self.bulk_upload_view),
-                name="payouts_payout_bulk",
-            ),
+            ("bulk-upload/", self.bulk_upload_view, "payouts_payout_bulk"),
         ]
-        return custom + urls
 
     # --- Bulk upload (extension): payouts/admin_bulk.py ---------------------------------------
 

@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, cast
 
@@ -32,11 +33,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, read_only_page_context
+from audit.backoffice import BackOfficeAdminMixin, read_only_page_context, service_run
 from audit.two_person import distinct_people_problem
 from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
@@ -47,6 +48,7 @@ from payouts.api.serializers import payout_batch_items_parse
 from payouts.models import PayoutBatchProposal
 from payouts.services import (
     BATCH_MAX_ITEMS,
+    PayoutBatchCreateResult,
     payout_batch_preview,
 )
 from payouts.services.bulk_proposals import (
@@ -297,8 +299,10 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
             level=messages.ERROR,
         )
         return HttpResponseRedirect(upload_url)
-    try:
-        proposal = payout_batch_propose(
+    proposal = service_run(
+        model_admin,
+        request,
+        lambda: payout_batch_propose(
             merchant=merchant,
             mode=data["mode"],
             rows=data["rows"],
@@ -308,11 +312,10 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
             file_name=data["file_name"],
             file_sha256=data["file_sha256"],
             request=request,
-        )
-    except ApplicationError as error:
-        if error.status == 403:
-            raise PermissionDenied(error.message) from error
-        model_admin.message_user(request, rows_named(error.message), level=messages.ERROR)
+        ),
+        shown=rows_named,
+    )
+    if proposal is None:
         return HttpResponseRedirect(upload_url)
     model_admin.message_user(
         request,
@@ -445,14 +448,9 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         extra_context = read_only_page_context(extra_context, buttons=buttons)
         return super().change_view(request, object_id, form_url, extra_context)
 
-    def get_urls(self) -> list[URLPattern]:
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
         return [
-            path(
-                "<int:proposal_id>/review/",
-                self.admin_site.admin_view(self.review_view),
-                name="payouts_payoutbatchproposal_review",
-            ),
-            *super().get_urls(),
+            ("<int:proposal_id>/review/", self.review_view, "payouts_payoutbatchproposal_review"),
         ]
 
     def review_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
@@ -510,27 +508,21 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
     ) -> HttpResponse:
         review_url = reverse("admin:payouts_payoutbatchproposal_review", args=[proposal.pk])
         note = form.cleaned_data["note"]
-        try:
-            if rejecting:
-                payout_batch_proposal_reject(
-                    proposal_id=proposal.pk,
-                    approver=cast(User, request.user),
-                    note=note,
-                    request=request,
-                )
-            else:
-                result = payout_batch_proposal_approve(
-                    proposal_id=proposal.pk,
-                    approver=cast(User, request.user),
-                    note=note,
-                    request=request,
-                )
-        except ApplicationError as error:
-            if error.status == 403:
-                raise PermissionDenied(error.message) from error
-            self.message_user(request, rows_named(error.message), level=messages.ERROR)
+        decide = payout_batch_proposal_reject if rejecting else payout_batch_proposal_approve
+        result = service_run(
+            self,
+            request,
+            lambda: decide(
+                proposal_id=proposal.pk,
+                approver=cast(User, request.user),
+                note=note,
+                request=request,
+            ),
+            shown=rows_named,
+        )
+        if result is None:
             return HttpResponseRedirect(review_url)
-        if rejecting:
+        if not isinstance(result, PayoutBatchCreateResult):
             self.message_user(
                 request,
                 f"Rejected: bulk payout proposal #{proposal.pk} is closed; nothing was paid.",

@@ -23,9 +23,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from audit.backoffice import BackOfficeAdminMixin
+from audit.backoffice import BackOfficeAdminMixin, service_run
 from core.admin import ReadOnlyAdminMixin
-from core.exceptions import ApplicationError
 from payouts.models import (
     Payout,
     PayoutResolution,
@@ -212,8 +211,10 @@ class ResolutionPagesMixin(_PayoutAdminBase):
             return HttpResponseRedirect(change_url)
         form = ProposeResolutionForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            try:
-                proposal = payout_resolution_propose(
+            proposal = service_run(
+                self,
+                request,
+                lambda: payout_resolution_propose(
                     payout_id=payout.pk,
                     proposed_status=form.cleaned_data["proposed_status"],
                     reason=form.cleaned_data["reason"],
@@ -221,9 +222,10 @@ class ResolutionPagesMixin(_PayoutAdminBase):
                     provider_reference=form.cleaned_data["provider_reference"],
                     nip_session_id=form.cleaned_data["nip_session_id"],
                     request=request,
-                )
-            except ApplicationError as error:
-                self.message_user(request, error.message, level=messages.ERROR)
+                ),
+                refusal_denied=False,
+            )
+            if proposal is None:
                 return HttpResponseRedirect(change_url)
             self.message_user(
                 request,
@@ -282,17 +284,17 @@ class ResolutionPagesMixin(_PayoutAdminBase):
     ) -> HttpResponse:
         change_url = reverse("admin:payouts_payout_change", args=[proposal.payout_id])
         service = payout_resolution_reject if rejecting else payout_resolution_approve
-        try:
-            decided = service(
+        decided = service_run(
+            self,
+            request,
+            lambda: service(
                 proposal_id=proposal.pk,
                 approver=cast(User, request.user),
                 note=form.cleaned_data["note"],
                 request=request,
-            )
-        except ApplicationError as error:
-            if error.status == 403:
-                raise PermissionDenied(error.message) from error
-            self.message_user(request, error.message, level=messages.ERROR)
+            ),
+        )
+        if decided is None:
             return HttpResponseRedirect(change_url)
         if decided.decision == ResolutionDecision.APPROVED:
             message = (

@@ -18,7 +18,7 @@ Every import, clearing, re-check and proposal writes an audit record (in the ser
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib import admin, messages
@@ -28,7 +28,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from audit.backoffice import (
@@ -37,6 +37,7 @@ from audit.backoffice import (
     action_confirmation,
     confirmation_form,
     read_only_page_context,
+    service_run,
 )
 from core.admin import ReadOnlyAdminMixin, money_cell
 from core.dates import local_text, local_zone_label
@@ -222,16 +223,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
             )
         voided = 0
         for run in queryset.order_by("pk"):
-            try:
-                statement_import_void(
-                    run_id=run.pk,
-                    reason=form.cleaned_data["reason"],
-                    voided_by=cast(User, request.user),
-                    request=request,
-                )
-            except ApplicationError as error:
-                self.message_user(request, f"#{run.pk}: {error.message}", level=messages.ERROR)
-            else:
+            if self._void(request, run, form, shown=f"#{run.pk}: {{}}".format) is not None:
                 voided += 1
         if voided:
             self.message_user(
@@ -259,25 +251,34 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         }
         return super().changelist_view(request, extra_context)
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
-                "dashboard/",
-                self.admin_site.admin_view(self.dashboard_view),
-                name="reconciliation_dashboard",
-            ),
-            path(
-                "import/",
-                self.admin_site.admin_view(self.import_view),
-                name="reconciliation_import_statement",
-            ),
-            path(
-                "<int:run_id>/void/",
-                self.admin_site.admin_view(self.void_view),
-                name="reconciliation_run_void",
-            ),
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            ("dashboard/", self.dashboard_view, "reconciliation_dashboard"),
+            ("import/", self.import_view, "reconciliation_import_statement"),
+            ("<int:run_id>/void/", self.void_view, "reconciliation_run_void"),
         ]
-        return custom + super().get_urls()
+
+    def _void(
+        self,
+        request: HttpRequest,
+        run: ReconciliationRun,
+        form: ReasonForm,
+        *,
+        shown: Callable[[str], str] = str,
+    ) -> ReconciliationRun | None:
+        """Voids one import with the form's reason; an error is shown and answers ``None``."""
+        return service_run(
+            self,
+            request,
+            lambda: statement_import_void(
+                run_id=run.pk,
+                reason=form.cleaned_data["reason"],
+                voided_by=cast(User, request.user),
+                request=request,
+            ),
+            shown=shown,
+            refusal_denied=False,
+        )
 
     def void_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         """ "Void this import…" on the import's page: the reason, then the void (as the list's
@@ -288,16 +289,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         change_url = reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
         form = confirmation_form(request)
         if request.method == "POST" and form.is_bound and form.is_valid():
-            try:
-                statement_import_void(
-                    run_id=run.pk,
-                    reason=form.cleaned_data["reason"],
-                    voided_by=cast(User, request.user),
-                    request=request,
-                )
-            except ApplicationError as error:
-                self.message_user(request, error.message, level=messages.ERROR)
-            else:
+            if self._void(request, run, form) is not None:
                 self.message_user(
                     request,
                     f"Import #{run.pk} voided; {run.file_name} can be imported again.",
@@ -713,20 +705,15 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
 
     # --- pages ----------------------------------------------------------------------------
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            (
                 "<int:item_id>/propose-resolution/",
-                self.admin_site.admin_view(self.propose_resolution_view),
-                name="reconciliation_item_propose_resolution",
+                self.propose_resolution_view,
+                "reconciliation_item_propose_resolution",
             ),
-            path(
-                "<int:item_id>/clear/",
-                self.admin_site.admin_view(self.clear_view),
-                name="reconciliation_item_clear",
-            ),
+            ("<int:item_id>/clear/", self.clear_view, "reconciliation_item_clear"),
         ]
-        return custom + super().get_urls()
 
     def _item_page(self, request: HttpRequest, item_id: int, title: str) -> dict[str, Any]:
         item = get_object_or_404(item_list(), pk=item_id)
@@ -759,17 +746,17 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
             request.POST or None, initial={"reason": proposal_reason_default(item)}
         )
         if request.method == "POST" and form.is_valid():
-            try:
-                reconciliation_item_propose_resolution(
+            proposed = service_run(
+                self,
+                request,
+                lambda: reconciliation_item_propose_resolution(
                     item_id=item.pk,
                     reason=form.cleaned_data["reason"],
                     proposed_by=cast(User, request.user),
                     request=request,
-                )
-            except ApplicationError as error:
-                if error.status == 403:
-                    raise PermissionDenied(error.message) from error
-                self.message_user(request, error.message, level=messages.ERROR)
+                ),
+            )
+            if proposed is None:
                 return HttpResponseRedirect(context["change_url"])
             self.message_user(
                 request,
@@ -789,16 +776,18 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
         item: ReconciliationItem = context["item"]
         form = ReasonForm(request.POST if request.method == "POST" else None)
         if request.method == "POST" and form.is_valid():
-            try:
-                cleared = reconciliation_items_clear(
+            cleared = service_run(
+                self,
+                request,
+                lambda: reconciliation_items_clear(
                     item_ids=[item.pk],
                     note=form.cleaned_data["reason"],
                     cleared_by=cast(User, request.user),
                     request=request,
-                )
-            except ApplicationError as error:
-                self.message_user(request, error.message, level=messages.ERROR)
-            else:
+                ),
+                refusal_denied=False,
+            )
+            if cleared is not None:
                 self.message_user(
                     request,
                     "Exception cleared." if cleared else "Nothing to clear: not an open exception.",

@@ -7,6 +7,7 @@ record per wallet."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -225,15 +226,10 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
 
     # --- Daily settlement statement ------------------------------------------------------------
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
-                "<int:wallet_id>/statement/",
-                self.admin_site.admin_view(self.statement_view),
-                name="wallets_wallet_statement",
-            )
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            ("<int:wallet_id>/statement/", self.statement_view, "wallets_wallet_statement"),
         ]
-        return custom + super().get_urls()
 
     def statement_view(self, request: HttpRequest, wallet_id: int) -> HttpResponse:
         """The wallet's statement per Lagos day (GET ``from_date``/``to_date``, default
