@@ -119,6 +119,25 @@ class BackOfficeAdminMixin:
         ]
         return [*own, *super().get_urls()]  # type: ignore[misc]
 
+    def detail_buttons(
+        self, request: HttpRequest, object_id: str
+    ) -> Sequence[tuple[str, str]] | None:
+        """For a record that changes only through services, the buttons (label, url) this user
+        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons."""
+        return None
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        buttons = self.detail_buttons(request, object_id)
+        if buttons is not None:
+            extra_context = read_only_page_context(extra_context, buttons=buttons)
+        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:

@@ -38,7 +38,6 @@ from audit.backoffice import (
     BackOfficeAdminMixin,
     CsvText,
     csv_response,
-    read_only_page_context,
 )
 from audit.services import audit_record
 from core.admin import (
@@ -267,18 +266,9 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             return True
         return super().lookup_allowed(lookup, value, request)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         payout = Payout.objects.filter(pk=object_id).first() if object_id.isdigit() else None
-        extra_context = read_only_page_context(
-            extra_context, buttons=self.resolution_buttons(request, payout) if payout else ()
-        )
-        return super().change_view(request, object_id, form_url, extra_context)
+        return self.resolution_buttons(request, payout) if payout else []
 
     # --- List cells and read-only displays --------------------------------------------------
 

@@ -37,7 +37,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, read_only_page_context, service_run
+from audit.backoffice import BackOfficeAdminMixin, service_run
 from audit.two_person import distinct_people_problem
 from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
@@ -424,13 +424,7 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             "admin/payouts/payoutbatchproposal/_rows.html", {"rows": _shown_rows(obj.preview)}
         )
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         proposal = (
             PayoutBatchProposal.objects.filter(pk=object_id).first()
             if object_id.isdigit()
@@ -445,8 +439,7 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         ):
             url = reverse("admin:payouts_payoutbatchproposal_review", args=[proposal.pk])
             buttons.append(("Review the bulk payout…", url))
-        extra_context = read_only_page_context(extra_context, buttons=buttons)
-        return super().change_view(request, object_id, form_url, extra_context)
+        return buttons
 
     def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
         return [

@@ -25,7 +25,6 @@ from audit.backoffice import (
     ReasonForm,
     action_confirmation,
     confirmation_form,
-    read_only_page_context,
     service_run,
 )
 from core.admin import ReadOnlyAdminMixin, money_cell
@@ -283,18 +282,9 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
             )
         return buttons
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         item = item_list().filter(pk=object_id).first() if object_id.isdigit() else None
-        extra_context = read_only_page_context(
-            extra_context, buttons=self.line_buttons(request, item) if item else ()
-        )
-        return super().change_view(request, object_id, form_url, extra_context)
+        return self.line_buttons(request, item) if item else []
 
     # --- actions --------------------------------------------------------------------------
 

@@ -27,7 +27,6 @@ from audit.backoffice import (
     ReasonForm,
     action_confirmation,
     confirmation_form,
-    read_only_page_context,
     service_run,
 )
 from core.admin import ReadOnlyAdminMixin
@@ -340,13 +339,7 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
         }
         return TemplateResponse(request, "admin/reconciliation/import_statement.html", context)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         buttons = []
         if object_id.isdigit():
             buttons.append(
@@ -365,5 +358,4 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                         reverse("admin:reconciliation_run_void", args=[object_id]),
                     )
                 )
-        extra_context = read_only_page_context(extra_context, buttons=buttons)
-        return super().change_view(request, object_id, form_url, extra_context)
+        return buttons
