@@ -5,7 +5,9 @@
   (posting it anyway answers 403); every add, change and delete made through the admin forms
   writes an audit record (unless ``audit_form_changes`` is off because the model's own signals
   record every change, as for users and TOTP devices: ``audit.signals``); the admin's own pages
-  (``backoffice_pages``) are routed behind the admin site's sign-in.
+  (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
+  above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
+  changes only through services, without Django's save and delete buttons).
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
@@ -138,6 +140,11 @@ class BackOfficeAdminMixin:
             extra_context = read_only_page_context(extra_context, buttons=buttons)
         return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
 
+    def list_buttons(self, request: HttpRequest) -> Sequence[tuple[str, str]] | None:
+        """The buttons (label, url) this user may use above the list, shown by
+        ``admin/backoffice/change_list.html``; ``None``: none."""
+        return None
+
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
@@ -146,6 +153,9 @@ class BackOfficeAdminMixin:
             allowed = self.get_actions(request)  # type: ignore[attr-defined]
             if any(name not in allowed for name in posted):
                 raise PermissionDenied("You may not use this action.")
+        buttons = self.list_buttons(request)
+        if buttons is not None:
+            extra_context = {**(extra_context or {}), "backoffice_buttons": list(buttons)}
         return super().changelist_view(request, extra_context)  # type: ignore[misc]
 
     def user_has(self, request: HttpRequest, permission: str) -> bool:

@@ -251,14 +251,10 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
         """Finance staff who act on payouts may check and propose a file (``admin_bulk``)."""
         return may_upload(request)
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        buttons = []
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
         if self.has_bulk_preview_permission(request):
-            buttons.append(("Upload a bulk payout (CSV)…", reverse("admin:payouts_payout_bulk")))
-        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
-        return super().changelist_view(request, extra_context)
+            return [("Upload a bulk payout (CSV)…", reverse("admin:payouts_payout_bulk"))]
+        return []
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The payouts of one bulk payout: the link the bulk upload leads to.

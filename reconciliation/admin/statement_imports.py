@@ -210,21 +210,15 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
 
     # --- pages ----------------------------------------------------------------------------
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        extra_context = {
-            **(extra_context or {}),
-            "backoffice_buttons": [
-                *(
-                    [("Import a statement…", reverse("admin:reconciliation_import_statement"))]
-                    if self.has_import_statement_permission(request)
-                    else []
-                ),
-                ("Finance dashboard", reverse("admin:reconciliation_dashboard")),
-            ],
-        }
-        return super().changelist_view(request, extra_context)
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
+        return [
+            *(
+                [("Import a statement…", reverse("admin:reconciliation_import_statement"))]
+                if self.has_import_statement_permission(request)
+                else []
+            ),
+            ("Finance dashboard", reverse("admin:reconciliation_dashboard")),
+        ]
 
     def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
         return [
