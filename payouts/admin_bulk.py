@@ -28,13 +28,11 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import BooleanField, Case, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin, service_run
@@ -43,7 +41,12 @@ from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
-from payouts.admin_resolution import DecisionForm, ProposalStateFilter
+from payouts.admin_resolution import (
+    APPROVE_PERMISSION,
+    DecisionForm,
+    ProposalStateFilter,
+    TwoPersonProposalAdminMixin,
+)
 from payouts.api.serializers import payout_batch_items_parse
 from payouts.models import PayoutBatchProposal
 from payouts.services import (
@@ -65,7 +68,6 @@ BULK_UPLOAD_MAX_BYTES = 1024 * 1024
 BULK_MAX_ROWS = BATCH_MAX_ITEMS
 BULK_PREVIEW_SALT = "payouts.admin.bulk_upload"
 BULK_TOKEN_MAX_AGE_SECONDS = 3600
-APPROVE_PERMISSION = "payouts.approve_resolution"
 _ITEM_INDEX = re.compile(r"items\[(\d+)\]")
 
 
@@ -334,9 +336,13 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
 
 
 @admin.register(PayoutBatchProposal)
-class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+class PayoutBatchProposalAdmin(
+    TwoPersonProposalAdminMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
+):
     """Bulk payouts waiting for (or given) a second person's decision: read-only; decided on
     the review page."""
+
+    review_url_name = "admin:payouts_payoutbatchproposal_review"
 
     change_form_template = "admin/backoffice/change_form.html"
     list_display = (
@@ -376,26 +382,8 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
     )
     readonly_fields = fields
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutBatchProposal]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                proposed_by_viewer=Case(
-                    When(proposed_by_id=request.user.pk, then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                )
-            )
-        )
-
     def has_approve_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, APPROVE_PERMISSION)
-
-    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
-        if self.has_approve_permission(request):
-            return (*self.list_display, "review_link")
-        return self.list_display
 
     @admin.display(description="total debit", ordering="total_debit_amount")
     def total_display(self, obj: PayoutBatchProposal) -> SafeString | str:
@@ -404,19 +392,6 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
     @admin.display(description="proposed", ordering="created_at")
     def created_display(self, obj: PayoutBatchProposal) -> SafeString | str:
         return local_time_cell(obj.created_at)
-
-    @admin.display(description="decision")
-    def decision_display(self, obj: PayoutBatchProposal) -> str:
-        return obj.get_decision_display() if obj.decision else "open"
-
-    @admin.display(description="review")
-    def review_link(self, obj: PayoutBatchProposal) -> str:
-        if not obj.is_open:
-            return "—"
-        if getattr(obj, "proposed_by_viewer", False):
-            return "your proposal: another approver decides"
-        url = reverse("admin:payouts_payoutbatchproposal_review", args=[obj.pk])
-        return format_html('<a href="{}">Review…</a>', url)
 
     @admin.display(description="rows as checked")
     def rows_table(self, obj: PayoutBatchProposal) -> SafeString:

@@ -6,6 +6,8 @@ evidence (``payouts.propose_resolution``); a different person with
 ``payout_resolution_approve``) or rejects it, passing ``audit.two_person``'s check. The reason
 and evidence are never shown to the merchant. ``ResolutionPagesMixin`` gives ``PayoutAdmin`` its
 propose and review pages; the proposals and resolutions have read-only admins of their own.
+``ProposalStateFilter`` and ``TwoPersonProposalAdminMixin`` (decision and review columns) serve
+the lists of both kinds of two-person proposal: these and bulk payouts (``admin_bulk``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from payouts.models import (
     PayoutStatus,
     ResolutionDecision,
     ResolutionStatus,
+    TwoPersonProposal,
 )
 from payouts.services import (
     EVIDENCE_MAX_LENGTHS,
@@ -41,6 +44,8 @@ from payouts.services import (
     payout_resolution_propose,
     payout_resolution_reject,
 )
+
+APPROVE_PERMISSION = "payouts.approve_resolution"
 
 
 class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -328,9 +333,53 @@ class ProposalStateFilter(admin.SimpleListFilter):
         return queryset
 
 
+class TwoPersonProposalAdminMixin:
+    """The list of two-person proposals (resolution proposals and bulk proposals alike): the
+    decision column, and for approvers a review column that links each open proposal to its
+    review page (``review_url_name``), except the viewer's own."""
+
+    review_url_name: str
+    list_display: tuple[str, ...]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return (
+            super()  # type: ignore[misc]
+            .get_queryset(request)
+            .annotate(
+                proposed_by_viewer=Case(
+                    When(proposed_by_id=request.user.pk, then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                )
+            )
+        )
+
+    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
+        if request.user.has_perm(APPROVE_PERMISSION):
+            return (*self.list_display, "review_link")
+        return self.list_display
+
+    @admin.display(description="decision")
+    def decision_display(self, obj: TwoPersonProposal) -> str:
+        return obj.get_decision_display() if obj.decision else "open"
+
+    @admin.display(description="review")
+    def review_link(self, obj: TwoPersonProposal) -> str:
+        if not obj.is_open:
+            return "—"
+        if getattr(obj, "proposed_by_viewer", False):
+            return "your proposal: another approver decides"
+        url = reverse(self.review_url_name, args=[obj.pk])
+        return format_html('<a href="{}">Review…</a>', url)
+
+
 @admin.register(PayoutResolutionProposal)
-class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+class PayoutResolutionProposalAdmin(
+    TwoPersonProposalAdminMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
+):
     """Proposed manual resolutions (internal): read-only; decided on the review page."""
+
+    review_url_name = "admin:payouts_payout_review_resolution"
 
     list_display = (
         "payout",
@@ -357,37 +406,6 @@ class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, ad
         "decided_at",
         "decision_note",
     )
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutResolutionProposal]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                proposed_by_viewer=Case(
-                    When(proposed_by_id=request.user.pk, then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                )
-            )
-        )
-
-    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
-        if request.user.has_perm("payouts.approve_resolution"):
-            return (*self.list_display, "review_link")
-        return self.list_display
-
-    @admin.display(description="decision")
-    def decision_display(self, obj: PayoutResolutionProposal) -> str:
-        return obj.get_decision_display() if obj.decision else "open"
-
-    @admin.display(description="review")
-    def review_link(self, obj: PayoutResolutionProposal) -> str:
-        if not obj.is_open:
-            return "—"
-        if getattr(obj, "proposed_by_viewer", False):
-            return "your proposal: another approver decides"
-        url = reverse("admin:payouts_payout_review_resolution", args=[obj.pk])
-        return format_html('<a href="{}">Review…</a>', url)
 
 
 @admin.register(PayoutResolution)
