@@ -12,6 +12,7 @@ the column counts hundredths, and rows are rewritten while it is gone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import migrations, models
@@ -54,6 +55,22 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         ]
         return from_model, to_model, pairs
 
+    def _columns_alter(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+        clause: Callable[[Any, Any], str],
+    ) -> None:
+        """One ``ALTER TABLE`` of the fields' columns: ``clause(from_field, to_field)`` each."""
+        _, to_model, pairs = self._pairs(app_label, from_state, to_state)
+        if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
+            return
+        table = schema_editor.quote_name(to_model._meta.db_table)
+        clauses = [clause(from_field, to_field) for from_field, to_field in pairs]
+        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+
     def database_forwards(
         self,
         app_label: str,
@@ -61,17 +78,17 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
-        _, to_model, pairs = self._pairs(app_label, from_state, to_state)
-        if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
-            return
-        quote = schema_editor.quote_name
-        table = quote(to_model._meta.db_table)
-        clauses = [
-            f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(schema_editor.connection)} "
-            f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
-            for old, new in pairs
-        ]
-        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+        quote, connection = schema_editor.quote_name, schema_editor.connection
+        self._columns_alter(
+            app_label,
+            schema_editor,
+            from_state,
+            to_state,
+            lambda old, new: (
+                f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(connection)} "
+                f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
+            ),
+        )
 
     def database_backwards(
         self,
@@ -81,17 +98,17 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         to_state: ProjectState,
     ) -> None:
         # Backwards, ``from_state`` holds the integer fields and ``to_state`` the decimals.
-        _, decimal_model, pairs = self._pairs(app_label, from_state, to_state)
-        if not self.allow_migrate_model(schema_editor.connection.alias, decimal_model):
-            return
-        quote = schema_editor.quote_name
-        table = quote(decimal_model._meta.db_table)
-        clauses = [
-            f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(schema_editor.connection)} "
-            f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
-            for new, old in pairs
-        ]
-        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+        quote, connection = schema_editor.quote_name, schema_editor.connection
+        self._columns_alter(
+            app_label,
+            schema_editor,
+            from_state,
+            to_state,
+            lambda new, old: (
+                f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(connection)} "
+                f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
+            ),
+        )
 
     def describe(self) -> str:
         return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"
