@@ -47,13 +47,10 @@ class SubaccountShare:
 
 
 @dataclass(frozen=True)
-class SettlementRow:
-    """The paid collections of one merchant in one mode on one Lagos day."""
+class SettlementFigures:
+    """What the report counts of paid collections: how many, gross, fees, each subaccount's
+    share, the shares' total and net (gross − fees − shares)."""
 
-    day: date
-    merchant_id: int
-    merchant_name: str
-    mode: str
     transaction_count: int
     gross: Decimal
     fees: Decimal
@@ -63,15 +60,18 @@ class SettlementRow:
 
 
 @dataclass(frozen=True)
-class SettlementTotals:
-    """The rows added up; ``shares`` is each subaccount's total over the whole report."""
+class SettlementRow(SettlementFigures):
+    """The paid collections of one merchant in one mode on one Lagos day."""
 
-    transaction_count: int
-    gross: Decimal
-    fees: Decimal
-    shares: tuple[SubaccountShare, ...]
-    split_total: Decimal
-    net: Decimal
+    day: date
+    merchant_id: int
+    merchant_name: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class SettlementTotals(SettlementFigures):
+    """The rows added up; ``shares`` is each subaccount's total over the whole report."""
 
 
 @dataclass(frozen=True)
