@@ -10,6 +10,7 @@
   changes only through services, without Django's save and delete buttons).
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
+* ``page_context``: what every back-office page needs (``admin/backoffice/page.html``).
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
   asks for a typed reason before a sensitive action runs.
 * ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
@@ -40,6 +41,19 @@ from core.exceptions import ApplicationError
 REASON_MIN_LENGTH = 10
 _T = TypeVar("_T")
 FORBIDDEN_TEMPLATE = "admin/403.html"
+
+
+def page_context(model_admin: admin.ModelAdmin, request: HttpRequest, title: str) -> dict[str, Any]:
+    """What every back-office page about ``model_admin``'s model needs (its frame is
+    ``admin/backoffice/page.html``): the admin site's context, the title, the model's options
+    and the URL of its list."""
+    opts = model_admin.model._meta
+    return {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "opts": opts,
+        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
+    }
 
 
 def forbidden_response(
@@ -305,11 +319,9 @@ def action_confirmation(
     field, and a confirm button that posts the action again with ``confirm=yes``. ``labels``
     names the objects as the list shows them (one line each); without it, each object's
     ``str``."""
-    opts = model_admin.model._meta
     objects = list(queryset)
     context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
+        **page_context(model_admin, request, title),
         "subtitle": None,
         "intro": intro,
         "objects": objects,
@@ -317,8 +329,6 @@ def action_confirmation(
         "action_name": action_name,
         "submit_label": submit_label,
         "form": form,
-        "opts": opts,
-        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
     }
     return TemplateResponse(request, "admin/backoffice/confirm_action.html", context)
 
@@ -332,15 +342,7 @@ def secrets_shown_once(
     note: str,
 ) -> TemplateResponse:
     """Shows newly issued secrets (label, value) once; the response is never cached."""
-    opts = model_admin.model._meta
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "secrets": secrets,
-        "note": note,
-        "opts": opts,
-        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
-    }
+    context = {**page_context(model_admin, request, title), "secrets": secrets, "note": note}
     response = TemplateResponse(request, "admin/backoffice/secrets_shown_once.html", context)
     add_never_cache_headers(response)
     return response

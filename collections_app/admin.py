@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, csv_response
+from audit.backoffice import BackOfficeAdminMixin, csv_response, page_context
 from audit.services import audit_record
 from collections_app.models import (
     CollectionFeeSchedule,
@@ -188,9 +188,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     def settlement_report_view(self, request: HttpRequest) -> HttpResponse:
         form, report = self._settlement_report(request)
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Collections settlement report",
-            "opts": self.model._meta,
+            **page_context(self, request, "Collections settlement report"),
             "form": form,
             "report": report,
             "zone_label": local_zone_label(),

@@ -35,7 +35,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, service_run
+from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from audit.two_person import distinct_people_problem
 from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
 from core.exceptions import ApplicationError
@@ -196,10 +196,7 @@ def may_upload(request: HttpRequest) -> bool:
 
 def _bulk_context(model_admin: admin.ModelAdmin, request: HttpRequest, title: str) -> dict:
     return {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "opts": model_admin.model._meta,
-        "changelist_url": reverse("admin:payouts_payout_changelist"),
+        **page_context(model_admin, request, title),
         "upload_url": reverse("admin:payouts_payout_bulk"),
         "proposals_url": reverse("admin:payouts_payoutbatchproposal_changelist"),
         "columns": BULK_CSV_COLUMNS,
@@ -450,9 +447,7 @@ class PayoutBatchProposalAdmin(
             else None
         )
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Review bulk payout proposal #{proposal.pk}",
-            "opts": self.model._meta,
+            **page_context(self, request, f"Review bulk payout proposal #{proposal.pk}"),
             "proposal": proposal,
             "rows": _shown_rows(proposal.preview),
             "total_amount": money_cell(proposal.total_amount),

@@ -25,7 +25,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from audit.backoffice import BackOfficeAdminMixin, service_run
+from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from core.admin import ReadOnlyAdminMixin
 from payouts.models import (
     Payout,
@@ -184,9 +184,7 @@ class ResolutionPagesMixin(_PayoutAdminBase):
 
     def _page_context(self, request: HttpRequest, payout: Payout, title: str) -> dict[str, Any]:
         return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "opts": self.model._meta,
+            **page_context(self, request, title),
             "payout": payout,
             "change_url": reverse("admin:payouts_payout_change", args=[payout.pk]),
             "ledger_entries_table": self.ledger_entries_table(payout),

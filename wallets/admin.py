@@ -28,7 +28,12 @@ from django.utils.safestring import SafeString, mark_safe
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
 
-from audit.backoffice import BackOfficeAdminMixin, action_confirmation, confirmation_form
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    action_confirmation,
+    confirmation_form,
+    page_context,
+)
 from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
@@ -267,9 +272,7 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             )
             return wallet_statement_csv_response(statement=statement)
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Statement of {wallet}",
-            "opts": self.model._meta,
+            **page_context(self, request, f"Statement of {wallet}"),
             "wallet": wallet,
             "form": form,
             "statement": statement,

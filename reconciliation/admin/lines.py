@@ -25,6 +25,7 @@ from audit.backoffice import (
     ReasonForm,
     action_confirmation,
     confirmation_form,
+    page_context,
     service_run,
 )
 from core.admin import ReadOnlyAdminMixin, money_cell
@@ -368,9 +369,7 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     def _item_page(self, request: HttpRequest, item_id: int, title: str) -> dict[str, Any]:
         item = get_object_or_404(item_list(), pk=item_id)
         return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "opts": self.model._meta,
+            **page_context(self, request, title),
             "item": item,
             "change_url": reverse("admin:reconciliation_reconciliationitem_change", args=[item.pk]),
             "raw_table": self.raw_table(item),

@@ -27,6 +27,7 @@ from audit.backoffice import (
     ReasonForm,
     action_confirmation,
     confirmation_form,
+    page_context,
     service_run,
 )
 from core.admin import ReadOnlyAdminMixin
@@ -323,13 +324,10 @@ class ReconciliationRunAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
                     reverse("admin:reconciliation_reconciliationrun_change", args=[run.pk])
                 )
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Import a statement",
-            "opts": self.model._meta,
+            **page_context(self, request, "Import a statement"),
             "form": form,
             "formats": list(FORMATS.values()),
             "zone_label": local_zone_label(),
-            "changelist_url": reverse("admin:reconciliation_reconciliationrun_changelist"),
         }
         return TemplateResponse(request, "admin/reconciliation/import_statement.html", context)
 
