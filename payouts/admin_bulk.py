@@ -446,6 +446,7 @@ class PayoutBatchProposalAdmin(
             if proposal.is_open and not own
             else None
         )
+        can_decide = proposal.is_open and not own and problem is None
         context = {
             **page_context(self, request, f"Review bulk payout proposal #{proposal.pk}"),
             "proposal": proposal,
@@ -456,7 +457,12 @@ class PayoutBatchProposalAdmin(
             "form": form,
             "own_proposal": own,
             "two_person_problem": problem,
-            "can_decide": proposal.is_open and not own and problem is None,
+            "approve_label": (
+                f"Approve and pay {proposal.payout_count} payout(s) from {proposal.merchant.name}"
+                if can_decide
+                else ""
+            ),
+            "reject_label": "Reject the bulk payout" if can_decide else "",
             "change_url": reverse("admin:payouts_payoutbatchproposal_change", args=[proposal.pk]),
         }
         return TemplateResponse(request, "admin/payouts/payoutbatchproposal/review.html", context)

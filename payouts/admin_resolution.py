@@ -265,6 +265,7 @@ class ResolutionPagesMixin(_PayoutAdminBase):
                 form.add_error(None, "Choose to approve or to reject the proposal.")
             elif form.is_valid():
                 return self._decide(request, proposal, form, rejecting=rejecting)
+        can_approve = proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS
         context = {
             **self._page_context(
                 request, payout, f"Review the resolution of payout {payout.internal_reference}"
@@ -272,8 +273,11 @@ class ResolutionPagesMixin(_PayoutAdminBase):
             "proposal": proposal,
             "form": form,
             "own_proposal": own,
-            "can_approve": proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS,
-            "can_reject": proposal.is_open and not own,
+            "can_approve": can_approve,
+            "approve_label": f"Approve and settle as {proposal.proposed_status}"
+            if can_approve
+            else "",
+            "reject_label": "Reject the proposal" if proposal.is_open and not own else "",
         }
         return TemplateResponse(request, "admin/payouts/payout/review_resolution.html", context)
 
