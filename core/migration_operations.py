@@ -19,6 +19,11 @@ from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import ProjectState
 
+Editor = BaseDatabaseSchemaEditor
+State = ProjectState
+# One ALTER COLUMN clause of a (from, to) field pair.
+Clause = Callable[[Editor, Any, Any], str]
+
 
 class ConvertToMinorUnits(migrations.operations.base.Operation):
     """Alters ``fields`` (name -> new ``FixedPointField``) of one model, scaling every value."""
@@ -56,59 +61,38 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         return from_model, to_model, pairs
 
     def _columns_alter(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-        clause: Callable[[Any, Any], str],
+        self, app_label: str, editor: Editor, from_state: State, to_state: State, clause: Clause
     ) -> None:
-        """One ``ALTER TABLE`` of the fields' columns: ``clause(from_field, to_field)`` each."""
+        """One ``ALTER TABLE`` of the fields' columns: ``clause`` of each (from, to) field pair."""
         _, to_model, pairs = self._pairs(app_label, from_state, to_state)
-        if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
+        if not self.allow_migrate_model(editor.connection.alias, to_model):
             return
-        table = schema_editor.quote_name(to_model._meta.db_table)
-        clauses = [clause(from_field, to_field) for from_field, to_field in pairs]
-        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+        table = editor.quote_name(to_model._meta.db_table)
+        clauses = [clause(editor, from_field, to_field) for from_field, to_field in pairs]
+        editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
 
-    def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        quote, connection = schema_editor.quote_name, schema_editor.connection
-        self._columns_alter(
-            app_label,
-            schema_editor,
-            from_state,
-            to_state,
-            lambda old, new: (
-                f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(connection)} "
-                f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
-            ),
+    @staticmethod
+    def _to_minor_units(editor: Editor, decimal: Any, integer: Any) -> str:
+        quote = editor.quote_name
+        return (
+            f"ALTER COLUMN {quote(integer.column)} TYPE {integer.db_type(editor.connection)} "
+            f"USING round({quote(decimal.column)} * {10**integer.decimal_places})::bigint"
         )
 
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        # Backwards, ``from_state`` holds the integer fields and ``to_state`` the decimals.
-        quote, connection = schema_editor.quote_name, schema_editor.connection
-        self._columns_alter(
-            app_label,
-            schema_editor,
-            from_state,
-            to_state,
-            lambda new, old: (
-                f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(connection)} "
-                f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
-            ),
+    @staticmethod
+    def _from_minor_units(editor: Editor, integer: Any, decimal: Any) -> str:
+        quote = editor.quote_name
+        return (
+            f"ALTER COLUMN {quote(decimal.column)} TYPE {decimal.db_type(editor.connection)} "
+            f"USING {quote(integer.column)}::numeric / {10**integer.decimal_places}"
         )
+
+    def database_forwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
+        self._columns_alter(app_label, editor, old, new, self._to_minor_units)
+
+    def database_backwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
+        # Backwards, ``old`` holds the integer fields and ``new`` the decimals.
+        self._columns_alter(app_label, editor, old, new, self._from_minor_units)
 
     def describe(self) -> str:
         return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"
