@@ -238,10 +238,7 @@ class BackOfficeAdminMixin:
                 request=request,
             )
 
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        if not self.audit_form_changes:
-            super().delete_model(request, obj)  # type: ignore[misc]
-            return
+    def _deletion_record(self, request: HttpRequest, obj: Any) -> None:
         audit_record(
             actor=request.user,
             action=self.audit_action("delete"),
@@ -249,20 +246,16 @@ class BackOfficeAdminMixin:
             before={"repr": str(obj)},
             request=request,
         )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if self.audit_form_changes:
+            self._deletion_record(request, obj)
         super().delete_model(request, obj)  # type: ignore[misc]
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        if not self.audit_form_changes:
-            super().delete_queryset(request, queryset)  # type: ignore[misc]
-            return
-        for obj in queryset:
-            audit_record(
-                actor=request.user,
-                action=self.audit_action("delete"),
-                obj=obj,
-                before={"repr": str(obj)},
-                request=request,
-            )
+        if self.audit_form_changes:
+            for obj in queryset:
+                self._deletion_record(request, obj)
         super().delete_queryset(request, queryset)  # type: ignore[misc]
 
 
