@@ -38,6 +38,7 @@ from core.admin import (
     ReadOnlyAdminMixin,
     local_time_cell,
     money_cell,
+    money_column,
     name_cell,
     status_badge,
 )
@@ -124,13 +125,9 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     def merchant_display(self, obj: CollectionTransaction) -> SafeString:
         return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
-    @admin.display(description="fee", ordering="transaction_fee")
-    def fee_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return money_cell(obj.transaction_fee, obj.currency)
+    fee_display = money_column("transaction_fee", "fee")
 
     @admin.display(description="status", ordering="payment_status")
     def status_display(self, obj: CollectionTransaction) -> SafeString:

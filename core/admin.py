@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,6 +28,17 @@ def money_cell(amount: Decimal | None, currency: str = CURRENCY_NGN) -> SafeStri
     if amount is None:
         return "—"
     return format_html('<span class="money">{}</span>', format_amount_display(amount, currency))
+
+
+def money_column(field: str, description: str) -> Callable[[Any, Any], SafeString | str]:
+    """A column of an admin list or page: the money ``field`` as a ``money_cell`` in the record's
+    ``currency`` (NGN for a record without one), sorted by the field."""
+
+    @admin.display(description=description, ordering=field)
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        return money_cell(getattr(obj, field), getattr(obj, "currency", CURRENCY_NGN))
+
+    return column
 
 
 class ReadOnlyAdminMixin:

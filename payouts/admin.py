@@ -45,6 +45,7 @@ from core.admin import (
     ReadOnlyAdminMixin,
     local_time_cell,
     money_cell,
+    money_column,
     name_cell,
     status_badge,
 )
@@ -292,17 +293,11 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             obj.return_reason or "returned by the bank",
         )
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
-    @admin.display(description="fee", ordering="fee_amount")
-    def fee_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.fee_amount, obj.currency)
+    fee_display = money_column("fee_amount", "fee")
 
-    @admin.display(description="total debit", ordering="total_debit_amount")
-    def total_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.total_debit_amount, obj.currency)
+    total_display = money_column("total_debit_amount", "total debit")
 
     @admin.display(description="beneficiary", ordering="account_name")
     def beneficiary(self, obj: Payout) -> SafeString:

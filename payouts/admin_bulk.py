@@ -37,7 +37,7 @@ from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from audit.two_person import distinct_people_problem
-from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
+from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell, money_column
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
@@ -382,9 +382,7 @@ class PayoutBatchProposalAdmin(
     def has_approve_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, APPROVE_PERMISSION)
 
-    @admin.display(description="total debit", ordering="total_debit_amount")
-    def total_display(self, obj: PayoutBatchProposal) -> SafeString | str:
-        return money_cell(obj.total_debit_amount)
+    total_display = money_column("total_debit_amount", "total debit")
 
     @admin.display(description="proposed", ordering="created_at")
     def created_display(self, obj: PayoutBatchProposal) -> SafeString | str:

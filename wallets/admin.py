@@ -40,6 +40,7 @@ from core.admin import (
     ReadOnlyAdminMixin,
     local_time_cell,
     money_cell,
+    money_column,
     name_cell,
     status_badge,
 )
@@ -146,13 +147,9 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     def status_display(self, obj: Wallet) -> SafeString:
         return status_badge(obj.status, obj.get_status_display())
 
-    @admin.display(description="available", ordering="available_balance")
-    def available_display(self, obj: Wallet) -> SafeString | str:
-        return money_cell(obj.available_balance, obj.currency)
+    available_display = money_column("available_balance", "available")
 
-    @admin.display(description="reserved", ordering="reserved_balance")
-    def reserved_display(self, obj: Wallet) -> SafeString | str:
-        return money_cell(obj.reserved_balance, obj.currency)
+    reserved_display = money_column("reserved_balance", "reserved")
 
     @admin.display(description="static account", ordering="static_account_number")
     def static_account(self, obj: Wallet) -> SafeString:
@@ -413,9 +410,7 @@ class FundingTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     def wallet_display(self, obj: FundingTransfer) -> SafeString:
         return wallet_cell(obj.wallet)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: FundingTransfer) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in FundingTransfer._meta.fields]

@@ -28,7 +28,7 @@ from audit.backoffice import (
     page_context,
     service_run,
 )
-from core.admin import ReadOnlyAdminMixin, money_cell
+from core.admin import ReadOnlyAdminMixin, money_cell, money_column
 from core.dates import local_text
 from reconciliation.admin.forms import (
     ExceptionsOnlyFilter,
@@ -184,13 +184,9 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
         label = obj.payout.internal_reference if obj.payout else obj.payout_id
         return format_html('<a href="{}">{}</a>', url, label)
 
-    @admin.display(description="statement amount", ordering="statement_amount")
-    def statement_amount_display(self, obj: ReconciliationItem) -> str:
-        return money_cell(obj.statement_amount)
+    statement_amount_display = money_column("statement_amount", "statement amount")
 
-    @admin.display(description="our amount", ordering="our_amount")
-    def our_amount_display(self, obj: ReconciliationItem) -> str:
-        return money_cell(obj.our_amount)
+    our_amount_display = money_column("our_amount", "our amount")
 
     @admin.display(description="statement", ordering="statement_amount")
     def statement_side(self, obj: ReconciliationItem) -> str:
