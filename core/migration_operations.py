@@ -21,8 +21,16 @@ from django.db.migrations.state import ProjectState
 
 Editor = BaseDatabaseSchemaEditor
 State = ProjectState
-# One ALTER COLUMN clause of a (from, to) field pair.
-Clause = Callable[[Editor, Any, Any], str]
+# How a column converts: the USING expression of a (from, to) field pair, given the quoting.
+Using = Callable[[Callable[[str], str], Any, Any], str]
+
+
+def _to_minor_units(quote: Callable[[str], str], decimal: Any, integer: Any) -> str:
+    return f"round({quote(decimal.column)} * {10**integer.decimal_places})::bigint"
+
+
+def _from_minor_units(quote: Callable[[str], str], integer: Any, _decimal: Any) -> str:
+    return f"{quote(integer.column)}::numeric / {10**integer.decimal_places}"
 
 
 class ConvertToMinorUnits(migrations.operations.base.Operation):
@@ -61,38 +69,29 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         return from_model, to_model, pairs
 
     def _columns_alter(
-        self, app_label: str, editor: Editor, from_state: State, to_state: State, clause: Clause
+        self, app_label: str, editor: Editor, from_state: State, to_state: State, using: Using
     ) -> None:
-        """One ``ALTER TABLE`` of the fields' columns: ``clause`` of each (from, to) field pair."""
+        """One ``ALTER TABLE``: each field's column takes the type of its ``to_state`` field,
+        converted by ``using(quote, from_field, to_field)``."""
         _, to_model, pairs = self._pairs(app_label, from_state, to_state)
         if not self.allow_migrate_model(editor.connection.alias, to_model):
             return
-        table = editor.quote_name(to_model._meta.db_table)
-        clauses = [clause(editor, from_field, to_field) for from_field, to_field in pairs]
-        editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
-
-    @staticmethod
-    def _to_minor_units(editor: Editor, decimal: Any, integer: Any) -> str:
         quote = editor.quote_name
-        return (
-            f"ALTER COLUMN {quote(integer.column)} TYPE {integer.db_type(editor.connection)} "
-            f"USING round({quote(decimal.column)} * {10**integer.decimal_places})::bigint"
-        )
-
-    @staticmethod
-    def _from_minor_units(editor: Editor, integer: Any, decimal: Any) -> str:
-        quote = editor.quote_name
-        return (
-            f"ALTER COLUMN {quote(decimal.column)} TYPE {decimal.db_type(editor.connection)} "
-            f"USING {quote(integer.column)}::numeric / {10**integer.decimal_places}"
+        clauses = [
+            f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(editor.connection)} "
+            f"USING {using(quote, old, new)}"
+            for old, new in pairs
+        ]
+        editor.execute(
+            f"ALTER TABLE {quote(to_model._meta.db_table)} {', '.join(clauses)}", params=None
         )
 
     def database_forwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
-        self._columns_alter(app_label, editor, old, new, self._to_minor_units)
+        self._columns_alter(app_label, editor, old, new, _to_minor_units)
 
     def database_backwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
         # Backwards, ``old`` holds the integer fields and ``new`` the decimals.
-        self._columns_alter(app_label, editor, old, new, self._from_minor_units)
+        self._columns_alter(app_label, editor, old, new, _from_minor_units)
 
     def describe(self) -> str:
         return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"
