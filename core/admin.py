@@ -30,13 +30,20 @@ def money_cell(amount: Decimal | None, currency: str = CURRENCY_NGN) -> SafeStri
     return format_html('<span class="money">{}</span>', format_amount_display(amount, currency))
 
 
-def money_column(field: str, description: str) -> Callable[[Any, Any], SafeString | str]:
-    """A column of an admin list or page: the money ``field`` as a ``money_cell`` in the record's
-    ``currency`` (NGN for a record without one), sorted by the field."""
+def _record_currency(obj: Any) -> str:
+    return getattr(obj, "currency", CURRENCY_NGN)
+
+
+def money_column(
+    field: str, description: str, *, currency: Callable[[Any], str] = _record_currency
+) -> Callable[[Any, Any], SafeString | str]:
+    """A column of an admin list or page: the money ``field`` as a ``money_cell`` in the
+    ``currency`` of the record (its own ``currency`` field, NGN without one), sorted by the
+    field."""
 
     @admin.display(description=description, ordering=field)
     def column(model_admin: Any, obj: Any) -> SafeString | str:
-        return money_cell(getattr(obj, field), getattr(obj, "currency", CURRENCY_NGN))
+        return money_cell(getattr(obj, field), currency(obj))
 
     return column
 

@@ -7,6 +7,7 @@ record per wallet."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
@@ -334,6 +335,9 @@ def wallet_cell(wallet: Wallet) -> SafeString:
     return name_cell(wallet.merchant.name, wallet.mode)
 
 
+_wallet_currency = operator.attrgetter("wallet.currency")
+
+
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     # Fits 1400 px (tests/payouts/test_admin_browser.py); id, reserved Δ, payout id and the
@@ -363,25 +367,21 @@ class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
     def wallet_display(self, obj: LedgerEntry) -> SafeString:
         return wallet_cell(obj.wallet)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.amount, obj.wallet.currency)
+    amount_display = money_column("amount", "amount", currency=_wallet_currency)
 
-    @admin.display(description="fee", ordering="fee_amount")
-    def fee_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.fee_amount, obj.wallet.currency)
+    fee_display = money_column("fee_amount", "fee", currency=_wallet_currency)
 
-    @admin.display(description="available Δ", ordering="available_delta")
-    def available_delta_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.available_delta, obj.wallet.currency)
+    available_delta_display = money_column(
+        "available_delta", "available Δ", currency=_wallet_currency
+    )
 
-    @admin.display(description="available after", ordering="available_balance_after")
-    def available_after_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.available_balance_after, obj.wallet.currency)
+    available_after_display = money_column(
+        "available_balance_after", "available after", currency=_wallet_currency
+    )
 
-    @admin.display(description="reserved after", ordering="reserved_balance_after")
-    def reserved_after_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.reserved_balance_after, obj.wallet.currency)
+    reserved_after_display = money_column(
+        "reserved_balance_after", "reserved after", currency=_wallet_currency
+    )
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in LedgerEntry._meta.fields]
