@@ -36,11 +36,11 @@ from collections_app.reports import (
 )
 from core.admin import (
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
     money_column,
     name_cell,
     status_badge,
+    time_column,
 )
 from core.dates import local_today, local_zone_label
 from core.money import CURRENCY_NGN, format_amount
@@ -117,9 +117,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     exclude = ("request_fingerprint",)
     inlines = [TransactionSplitEntryInline, TransactionAttemptInline]
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="merchant", ordering="merchant__name")
     def merchant_display(self, obj: CollectionTransaction) -> SafeString:

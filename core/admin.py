@@ -48,6 +48,17 @@ def money_column(
     return column
 
 
+def time_column(field: str, description: str) -> Callable[[Any, Any], SafeString | str]:
+    """A column of an admin list or page: the instant ``field`` as a ``local_time_cell``, sorted
+    by the field."""
+
+    @admin.display(description=description, ordering=field)
+    def column(model_admin: Any, obj: Any) -> SafeString | str:
+        return local_time_cell(getattr(obj, field))
+
+    return column
+
+
 class ReadOnlyAdminMixin:
     """A log or a money record: viewable, never added, edited or deleted through the admin.
 

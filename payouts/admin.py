@@ -43,11 +43,11 @@ from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
     money_column,
     name_cell,
     status_badge,
+    time_column,
 )
 from core.dates import local_isoformat, local_text
 from core.money import format_amount
@@ -269,13 +269,9 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     # --- List cells and read-only displays --------------------------------------------------
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: Payout) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
-    @admin.display(description="completed", ordering="completed_at")
-    def completed_display(self, obj: Payout) -> SafeString | str:
-        return local_time_cell(obj.completed_at)
+    completed_display = time_column("completed_at", "completed")
 
     @admin.display(description="merchant", ordering="merchant__name")
     def merchant_display(self, obj: Payout) -> SafeString:

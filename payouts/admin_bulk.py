@@ -37,7 +37,7 @@ from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from audit.two_person import distinct_people_problem
-from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell, money_column
+from core.admin import ReadOnlyAdminMixin, money_cell, money_column, time_column
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
@@ -384,9 +384,7 @@ class PayoutBatchProposalAdmin(
 
     total_display = money_column("total_debit_amount", "total debit")
 
-    @admin.display(description="proposed", ordering="created_at")
-    def created_display(self, obj: PayoutBatchProposal) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "proposed")
 
     @admin.display(description="rows as checked")
     def rows_table(self, obj: PayoutBatchProposal) -> SafeString:

@@ -39,11 +39,11 @@ from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
     money_column,
     name_cell,
     status_badge,
+    time_column,
 )
 from core.dates import local_today, local_zone_label
 from core.exceptions import ApplicationError
@@ -359,9 +359,7 @@ class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
     list_select_related = ("wallet__merchant",)
     show_full_result_count = False
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: LedgerEntry) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="wallet", ordering="wallet__merchant__name")
     def wallet_display(self, obj: LedgerEntry) -> SafeString:
@@ -402,9 +400,7 @@ class FundingTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     search_fields = ("=provider_reference", "receiving_account_number")
     list_select_related = ("wallet__merchant",)
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: FundingTransfer) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="wallet", ordering="wallet__merchant__name")
     def wallet_display(self, obj: FundingTransfer) -> SafeString:
