@@ -39,7 +39,7 @@ from core.admin import (
     money_cell,
     money_column,
     name_cell,
-    status_badge,
+    status_column,
     time_column,
 )
 from core.dates import local_today, local_zone_label
@@ -127,9 +127,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
 
     fee_display = money_column("transaction_fee", "fee")
 
-    @admin.display(description="status", ordering="payment_status")
-    def status_display(self, obj: CollectionTransaction) -> SafeString:
-        return status_badge(obj.payment_status, obj.get_payment_status_display())
+    status_display = status_column("payment_status", "status")
 
     # --- Settlement report (see the section at the end of this module) ----------------------
 

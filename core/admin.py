@@ -1,4 +1,6 @@
-"""Back-office plumbing shared by every app's admin."""
+"""Back-office plumbing shared by every app's admin: the cells of money, times, names and statuses
+(and the list columns built from them: ``money_column``, ``time_column``, ``status_column``), the
+read-only mixin and the local date-range filter."""
 
 from __future__ import annotations
 
@@ -55,6 +57,17 @@ def time_column(field: str, description: str) -> Callable[[Any, Any], SafeString
     @admin.display(description=description, ordering=field)
     def column(model_admin: Any, obj: Any) -> SafeString | str:
         return local_time_cell(getattr(obj, field))
+
+    return column
+
+
+def status_column(field: str, description: str) -> Callable[[Any, Any], SafeString]:
+    """A column of an admin list or page: the choice ``field`` as a ``status_badge`` with its
+    label, sorted by the field."""
+
+    @admin.display(description=description, ordering=field)
+    def column(model_admin: Any, obj: Any) -> SafeString:
+        return status_badge(getattr(obj, field), getattr(obj, f"get_{field}_display")())
 
     return column
 

@@ -42,7 +42,7 @@ from core.admin import (
     money_cell,
     money_column,
     name_cell,
-    status_badge,
+    status_column,
     time_column,
 )
 from core.dates import local_today, local_zone_label
@@ -144,9 +144,7 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         url = reverse("admin:wallets_wallet_statement", args=[obj.pk])
         return format_html('<a href="{}">Daily settlement statement</a>', url)
 
-    @admin.display(description="status", ordering="status")
-    def status_display(self, obj: Wallet) -> SafeString:
-        return status_badge(obj.status, obj.get_status_display())
+    status_display = status_column("status", "status")
 
     available_display = money_column("available_balance", "available")
 

@@ -11,11 +11,10 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin, status_badge, time_column
+from core.admin import ReadOnlyAdminMixin, status_column, time_column
 from webhooks.deliveries import event_resend, webhook_delivery_resend
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -196,9 +195,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
 
     created_display = time_column("created_at", "created")
 
-    @admin.display(description="status", ordering="status")
-    def status_display(self, obj: WebhookDelivery) -> SafeString:
-        return status_badge(obj.status, obj.get_status_display())
+    status_display = status_column("status", "status")
 
     @admin.display(description="tries", ordering="attempt_count")
     def attempts_display(self, obj: WebhookDelivery) -> int:
