@@ -8,6 +8,7 @@
   (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
   above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
   changes only through services, without Django's save and delete buttons).
+* ``one_selected_page``: an action that opens a page about exactly one selected row.
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
 * ``page_context``: what every back-office page needs (``admin/backoffice/page.html``).
@@ -29,7 +30,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Model, QuerySet
 from django.forms import BaseFormSet, ModelForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
@@ -399,3 +400,21 @@ def service_run(
             raise PermissionDenied(error.message) from error
         model_admin.message_user(request, shown(error.message), level=messages.ERROR)
         return None
+
+
+def one_selected_page(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    queryset: QuerySet[Any],
+    *,
+    fits: Callable[[Any], bool],
+    refusal: str,
+    url_name: str,
+) -> HttpResponseRedirect | None:
+    """An action that opens a page about one selected row: that row's page (``url_name`` with
+    its pk) when exactly one row is selected and it ``fits``; else ``refusal``, an error message."""
+    rows = list(queryset[:2])
+    if len(rows) != 1 or not fits(rows[0]):
+        model_admin.message_user(request, refusal, level=messages.ERROR)
+        return None
+    return HttpResponseRedirect(reverse(url_name, args=[rows[0].pk]))

@@ -38,6 +38,7 @@ from audit.backoffice import (
     BackOfficeAdminMixin,
     CsvText,
     csv_response,
+    one_selected_page,
 )
 from audit.services import audit_record
 from core.admin import (
@@ -467,16 +468,13 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     def propose_resolution_selected(
         self, request: HttpRequest, queryset: QuerySet[Payout]
     ) -> HttpResponseRedirect | None:
-        payouts = list(queryset[:2])
-        if len(payouts) != 1 or payouts[0].status != PayoutStatus.AMBIGUOUS:
-            self.message_user(
-                request,
-                "Select exactly one ambiguous payout to propose a resolution for.",
-                level=messages.ERROR,
-            )
-            return None
-        return HttpResponseRedirect(
-            reverse("admin:payouts_payout_propose_resolution", args=[payouts[0].pk])
+        return one_selected_page(
+            self,
+            request,
+            queryset,
+            fits=lambda payout: payout.status == PayoutStatus.AMBIGUOUS,
+            refusal="Select exactly one ambiguous payout to propose a resolution for.",
+            url_name="admin:payouts_payout_propose_resolution",
         )
 
     # --- Proposal and review pages ----------------------------------------------------------

@@ -25,6 +25,7 @@ from audit.backoffice import (
     ReasonForm,
     action_confirmation,
     confirmation_form,
+    one_selected_page,
     page_context,
     service_run,
 )
@@ -337,17 +338,14 @@ class ReconciliationItemAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mo
     def propose_resolution_selected(
         self, request: HttpRequest, queryset: QuerySet[ReconciliationItem]
     ) -> HttpResponseRedirect | None:
-        items = list(queryset[:2])
-        if len(items) != 1 or proposable_status(items[0]) is None:
-            self.message_user(
-                request,
-                "Select exactly one line whose payout is ambiguous and whose statement status "
-                "is final, with the same amount.",
-                level=messages.ERROR,
-            )
-            return None
-        return HttpResponseRedirect(
-            reverse("admin:reconciliation_item_propose_resolution", args=[items[0].pk])
+        return one_selected_page(
+            self,
+            request,
+            queryset,
+            fits=lambda item: proposable_status(item) is not None,
+            refusal="Select exactly one line whose payout is ambiguous and whose statement status "
+            "is final, with the same amount.",
+            url_name="admin:reconciliation_item_propose_resolution",
         )
 
     # --- pages ----------------------------------------------------------------------------
