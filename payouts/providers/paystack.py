@@ -62,6 +62,19 @@ def session_id_of(data: dict[str, Any]) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
 
 
+def transfer_result_of(
+    answer: PaystackAnswer, *, raw: tuple[ProviderExchange, ...]
+) -> TransferResult:
+    """What a Paystack transfer object (the answer's ``data``) says of the transfer."""
+    return TransferResult(
+        outcome=status_outcome(str(answer.data.get("status", ""))),
+        provider_reference=str(answer.data.get("transfer_code") or ""),
+        session_id=session_id_of(answer.data),
+        message=answer.message,
+        raw=raw,
+    )
+
+
 def _http_error_message(answer: PaystackAnswer) -> str:
     return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
 
@@ -118,13 +131,7 @@ class PaystackProvider(PaystackAdapter):
                 outcome=TransferOutcome.UNKNOWN, message=_http_error_message(transfer), raw=raw
             )
         if transfer.ok:
-            return TransferResult(
-                outcome=status_outcome(str(transfer.data.get("status", ""))),
-                provider_reference=str(transfer.data.get("transfer_code") or ""),
-                session_id=session_id_of(transfer.data),
-                message=transfer.message,
-                raw=raw,
-            )
+            return transfer_result_of(transfer, raw=raw)
         if retry_later in REFUSED_FOR_NOW:
             logger.error(
                 "paystack refused the transfer call with HTTP %s; will retry", transfer.http_status
@@ -160,13 +167,7 @@ class PaystackProvider(PaystackAdapter):
                 outcome=TransferOutcome.UNKNOWN, message=UNREACHABLE_MESSAGE, raw=raw
             )
         if answer.ok:
-            return TransferResult(
-                outcome=status_outcome(str(answer.data.get("status", ""))),
-                provider_reference=str(answer.data.get("transfer_code") or ""),
-                session_id=session_id_of(answer.data),
-                message=answer.message,
-                raw=raw,
-            )
+            return transfer_result_of(answer, raw=raw)
         status_code = answer.http_status
         if status_code == 404 or (status_code == 400 and "not found" in answer.message.lower()):
             return TransferResult(
