@@ -14,6 +14,7 @@
 * ``page_context``: what every back-office page needs (``admin/backoffice/page.html``).
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
   asks for a typed reason before a sensitive action runs.
+* ``csv_response`` and ``selection_export`` (the selected rows, audited): CSV downloads.
 * ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
   message framework (messages travel in cookies and the session).
 """
@@ -379,6 +380,26 @@ def csv_response(
     for row in rows:
         writer.writerow([csv_safe(value) for value in row])
     return response
+
+
+def selection_export(
+    request: HttpRequest,
+    *,
+    action: str,
+    model: type[Model],
+    records: Sequence[_T],
+    filename_stem: str,
+    header: Sequence[str],
+    row: Callable[[_T], Sequence[Any]],
+) -> HttpResponse:
+    """The selected ``records`` as a CSV download (``csv_response``, one ``row`` each), written
+    to the audit trail first: who exported how many of ``model`` (``action``)."""
+    audit_record(
+        actor=request.user, action=action, obj=model, after={"count": len(records)}, request=request
+    )
+    return csv_response(
+        filename_stem=filename_stem, header=header, rows=(row(record) for record in records)
+    )
 
 
 def service_run(

@@ -37,8 +37,8 @@ from django.utils.safestring import SafeString
 from audit.backoffice import (
     BackOfficeAdminMixin,
     CsvText,
-    csv_response,
     one_selected_page,
+    selection_export,
 )
 from audit.services import audit_record
 from core.admin import (
@@ -126,6 +126,34 @@ class BankFilter(admin.SimpleListFilter):
         if self.value():
             return queryset.filter(bank_code=self.value())
         return queryset
+
+
+def _csv_row(payout: Payout) -> tuple[Any, ...]:
+    return (
+        payout.pk,
+        CsvText(payout.internal_reference),
+        payout.merchant_id,
+        payout.merchant.name,
+        payout.mode,
+        payout.status,
+        payout.currency,
+        format_amount(payout.amount),
+        format_amount(payout.fee_amount),
+        format_amount(payout.total_debit_amount),
+        CsvText(payout.bank_code),
+        payout.bank_name,
+        CsvText(payout.account_number),
+        payout.account_name,
+        payout.narration,
+        payout.error_message,
+        payout.provider_name,
+        CsvText(payout.provider_reference or ""),
+        CsvText(payout.nip_session_id or ""),
+        local_isoformat(payout.created_at),
+        local_isoformat(payout.completed_at),
+        local_isoformat(payout.returned_at),
+        payout.return_reason,
+    )
 
 
 @admin.register(Payout)
@@ -420,45 +448,14 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     @admin.action(description="Export selected payouts as CSV", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Payout]) -> HttpResponse:
-        payouts = list(queryset.select_related("merchant").order_by("-created_at", "-id"))
-        audit_record(
-            actor=request.user,
+        return selection_export(
+            request,
             action=self.audit_action("export"),
-            obj=Payout,
-            after={"count": len(payouts)},
-            request=request,
-        )
-        return csv_response(
+            model=Payout,
+            records=list(queryset.select_related("merchant").order_by("-created_at", "-id")),
             filename_stem="payouts",
             header=CSV_COLUMNS,
-            rows=(
-                (
-                    payout.pk,
-                    CsvText(payout.internal_reference),
-                    payout.merchant_id,
-                    payout.merchant.name,
-                    payout.mode,
-                    payout.status,
-                    payout.currency,
-                    format_amount(payout.amount),
-                    format_amount(payout.fee_amount),
-                    format_amount(payout.total_debit_amount),
-                    CsvText(payout.bank_code),
-                    payout.bank_name,
-                    CsvText(payout.account_number),
-                    payout.account_name,
-                    payout.narration,
-                    payout.error_message,
-                    payout.provider_name,
-                    CsvText(payout.provider_reference or ""),
-                    CsvText(payout.nip_session_id or ""),
-                    local_isoformat(payout.created_at),
-                    local_isoformat(payout.completed_at),
-                    local_isoformat(payout.returned_at),
-                    payout.return_reason,
-                )
-                for payout in payouts
-            ),
+            row=_csv_row,
         )
 
     @admin.action(
