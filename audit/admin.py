@@ -29,10 +29,9 @@ from django.utils.html import format_html
 from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from audit.backoffice import BackOfficeAdminMixin, csv_response
+from audit.backoffice import BackOfficeAdminMixin, selection_export
 from audit.models import AuditRecord
 from audit.roles import STAFF_CREDENTIALS_PERMISSION
-from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 
 CSV_COLUMNS = (
@@ -56,6 +55,22 @@ def _pretty_json(value: Any) -> str:
     return format_html(
         '<pre style="white-space: pre-wrap">{}</pre>',
         json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _csv_row(record: AuditRecord) -> tuple[Any, ...]:
+    return (
+        record.pk,
+        record.created_at.isoformat(),
+        record.actor_label,
+        record.action,
+        record.object_type,
+        record.object_id,
+        record.object_repr,
+        json.dumps(record.before, sort_keys=True) if record.before is not None else "",
+        json.dumps(record.after, sort_keys=True) if record.after is not None else "",
+        record.reason,
+        record.ip_address or "",
     )
 
 
@@ -110,33 +125,14 @@ class AuditRecordAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
 
     @admin.action(description="Export selected audit records as CSV", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[AuditRecord]) -> HttpResponse:
-        records = list(queryset.order_by("-created_at", "-id"))
-        audit_record(
-            actor=request.user,
+        return selection_export(
+            request,
             action="audit.auditrecord.export",
-            obj=AuditRecord,
-            after={"count": len(records)},
-            request=request,
-        )
-        return csv_response(
+            model=AuditRecord,
+            records=list(queryset.order_by("-created_at", "-id")),
             filename_stem="audit-records",
             header=CSV_COLUMNS,
-            rows=(
-                (
-                    record.pk,
-                    record.created_at.isoformat(),
-                    record.actor_label,
-                    record.action,
-                    record.object_type,
-                    record.object_id,
-                    record.object_repr,
-                    json.dumps(record.before, sort_keys=True) if record.before is not None else "",
-                    json.dumps(record.after, sort_keys=True) if record.after is not None else "",
-                    record.reason,
-                    record.ip_address or "",
-                )
-                for record in records
-            ),
+            row=_csv_row,
         )
 
 

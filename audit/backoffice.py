@@ -4,9 +4,17 @@
   navigation), never the API's JSON; an action the user may not use is neither listed nor run
   (posting it anyway answers 403); every add, change and delete made through the admin forms
   writes an audit record (unless ``audit_form_changes`` is off because the model's own signals
-  record every change, as for users and TOTP devices: ``audit.signals``).
+  record every change, as for users and TOTP devices: ``audit.signals``); the admin's own pages
+  (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
+  above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
+  changes only through services, without Django's save and delete buttons).
+* ``one_selected_page``: an action that opens a page about exactly one selected row.
+* ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
+  any other ``ApplicationError`` an error message to the user.
+* ``page_context``: what every back-office page needs (``admin/backoffice/page.html``).
 * ``ReasonForm``, ``action_confirmation`` and ``confirmation_form``: the intermediate page that
   asks for a typed reason before a sensitive action runs.
+* ``csv_response`` and ``selection_export`` (the selected rows, audited): CSV downloads.
 * ``secrets_shown_once``: the page that shows a newly issued key or secret once, outside the
   message framework (messages travel in cookies and the session).
 """
@@ -16,23 +24,38 @@ from __future__ import annotations
 import csv
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Model, QuerySet
 from django.forms import BaseFormSet, ModelForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from audit.services import audit_record
+from core.exceptions import ApplicationError
 
 REASON_MIN_LENGTH = 10
+_T = TypeVar("_T")
 FORBIDDEN_TEMPLATE = "admin/403.html"
+
+
+def page_context(model_admin: admin.ModelAdmin, request: HttpRequest, title: str) -> dict[str, Any]:
+    """What every back-office page about ``model_admin``'s model needs (its frame is
+    ``admin/backoffice/page.html``): the admin site's context, the title, the model's options
+    and the URL of its list."""
+    opts = model_admin.model._meta
+    return {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "opts": opts,
+        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
+    }
 
 
 def forbidden_response(
@@ -86,7 +109,7 @@ class BackOfficeAdminMixin:
     def urls(self) -> list[Any]:
         return [
             self._admin_forbidden_page(pattern) if isinstance(pattern, URLPattern) else pattern
-            for pattern in self.get_urls()  # type: ignore[attr-defined]
+            for pattern in self.get_urls()
         ]
 
     def _admin_forbidden_page(self, pattern: URLPattern) -> URLPattern:
@@ -102,6 +125,42 @@ class BackOfficeAdminMixin:
 
         return URLPattern(pattern.pattern, guarded, pattern.default_args, pattern.name)
 
+    def backoffice_pages(self) -> Sequence[tuple[str, Callable[..., HttpResponse], str]]:
+        """The admin's own pages beside Django's: (route, view, URL name) each."""
+        return ()
+
+    def get_urls(self) -> list[URLPattern]:
+        """The admin's own pages, each behind the admin site's sign-in, before Django's."""
+        own = [
+            path(route, self.admin_site.admin_view(view), name=name)
+            for route, view, name in self.backoffice_pages()
+        ]
+        return [*own, *super().get_urls()]  # type: ignore[misc]
+
+    def detail_buttons(
+        self, request: HttpRequest, object_id: str
+    ) -> Sequence[tuple[str, str]] | None:
+        """For a record that changes only through services, the buttons (label, url) this user
+        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons."""
+        return None
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        buttons = self.detail_buttons(request, object_id)
+        if buttons is not None:
+            extra_context = read_only_page_context(extra_context, buttons=buttons)
+        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+
+    def list_buttons(self, request: HttpRequest) -> Sequence[tuple[str, str]] | None:
+        """The buttons (label, url) this user may use above the list, shown by
+        ``admin/backoffice/change_list.html``; ``None``: none."""
+        return None
+
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
@@ -110,6 +169,9 @@ class BackOfficeAdminMixin:
             allowed = self.get_actions(request)  # type: ignore[attr-defined]
             if any(name not in allowed for name in posted):
                 raise PermissionDenied("You may not use this action.")
+        buttons = self.list_buttons(request)
+        if buttons is not None:
+            extra_context = {**(extra_context or {}), "backoffice_buttons": list(buttons)}
         return super().changelist_view(request, extra_context)  # type: ignore[misc]
 
     def user_has(self, request: HttpRequest, permission: str) -> bool:
@@ -178,10 +240,7 @@ class BackOfficeAdminMixin:
                 request=request,
             )
 
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        if not self.audit_form_changes:
-            super().delete_model(request, obj)  # type: ignore[misc]
-            return
+    def _deletion_record(self, request: HttpRequest, obj: Any) -> None:
         audit_record(
             actor=request.user,
             action=self.audit_action("delete"),
@@ -189,20 +248,16 @@ class BackOfficeAdminMixin:
             before={"repr": str(obj)},
             request=request,
         )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if self.audit_form_changes:
+            self._deletion_record(request, obj)
         super().delete_model(request, obj)  # type: ignore[misc]
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        if not self.audit_form_changes:
-            super().delete_queryset(request, queryset)  # type: ignore[misc]
-            return
-        for obj in queryset:
-            audit_record(
-                actor=request.user,
-                action=self.audit_action("delete"),
-                obj=obj,
-                before={"repr": str(obj)},
-                request=request,
-            )
+        if self.audit_form_changes:
+            for obj in queryset:
+                self._deletion_record(request, obj)
         super().delete_queryset(request, queryset)  # type: ignore[misc]
 
 
@@ -259,11 +314,9 @@ def action_confirmation(
     field, and a confirm button that posts the action again with ``confirm=yes``. ``labels``
     names the objects as the list shows them (one line each); without it, each object's
     ``str``."""
-    opts = model_admin.model._meta
     objects = list(queryset)
     context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
+        **page_context(model_admin, request, title),
         "subtitle": None,
         "intro": intro,
         "objects": objects,
@@ -271,8 +324,6 @@ def action_confirmation(
         "action_name": action_name,
         "submit_label": submit_label,
         "form": form,
-        "opts": opts,
-        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
     }
     return TemplateResponse(request, "admin/backoffice/confirm_action.html", context)
 
@@ -286,15 +337,7 @@ def secrets_shown_once(
     note: str,
 ) -> TemplateResponse:
     """Shows newly issued secrets (label, value) once; the response is never cached."""
-    opts = model_admin.model._meta
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "secrets": secrets,
-        "note": note,
-        "opts": opts,
-        "changelist_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
-    }
+    context = {**page_context(model_admin, request, title), "secrets": secrets, "note": note}
     response = TemplateResponse(request, "admin/backoffice/secrets_shown_once.html", context)
     add_never_cache_headers(response)
     return response
@@ -337,3 +380,62 @@ def csv_response(
     for row in rows:
         writer.writerow([csv_safe(value) for value in row])
     return response
+
+
+def selection_export(
+    request: HttpRequest,
+    *,
+    action: str,
+    model: type[Model],
+    records: Sequence[_T],
+    filename_stem: str,
+    header: Sequence[str],
+    row: Callable[[_T], Sequence[Any]],
+) -> HttpResponse:
+    """The selected ``records`` as a CSV download (``csv_response``, one ``row`` each), written
+    to the audit trail first: who exported how many of ``model`` (``action``)."""
+    audit_record(
+        actor=request.user, action=action, obj=model, after={"count": len(records)}, request=request
+    )
+    return csv_response(
+        filename_stem=filename_stem, header=header, rows=(row(record) for record in records)
+    )
+
+
+def service_run(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    call: Callable[[], _T],
+    *,
+    shown: Callable[[str], str] = str,
+    refusal_denied: bool = True,
+) -> _T | None:
+    """Runs the service behind a back-office action or page and answers what it returned, or
+    ``None`` when it raised ``ApplicationError``: a refusal (status 403, when ``refusal_denied``)
+    becomes ``PermissionDenied`` (the admin's 403 page); any other error is shown to the user as
+    an error message (``shown`` words it)."""
+    try:
+        return call()
+    except ApplicationError as error:
+        if refusal_denied and error.status == 403:
+            raise PermissionDenied(error.message) from error
+        model_admin.message_user(request, shown(error.message), level=messages.ERROR)
+        return None
+
+
+def one_selected_page(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    queryset: QuerySet[Any],
+    *,
+    fits: Callable[[Any], bool],
+    refusal: str,
+    url_name: str,
+) -> HttpResponseRedirect | None:
+    """An action that opens a page about one selected row: that row's page (``url_name`` with
+    its pk) when exactly one row is selected and it ``fits``; else ``refusal``, an error message."""
+    rows = list(queryset[:2])
+    if len(rows) != 1 or not fits(rows[0]):
+        model_admin.message_user(request, refusal, level=messages.ERROR)
+        return None
+    return HttpResponseRedirect(reverse(url_name, args=[rows[0].pk]))

@@ -13,7 +13,12 @@ from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin
 from beneficiaries.models import Beneficiary
-from core.admin import LocalDateRangeFilter, ReadOnlyAdminMixin, local_time_cell, name_cell
+from core.admin import (
+    LocalDateRangeFilter,
+    ReadOnlyAdminMixin,
+    name_cell,
+    time_column,
+)
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -68,9 +73,7 @@ class BeneficiaryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
     )
     readonly_fields = fields
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: Beneficiary) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="merchant", ordering="merchant__name")
     def merchant_display(self, obj: Beneficiary) -> SafeString:
@@ -86,6 +89,4 @@ class BeneficiaryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
             obj.account_number,
         )
 
-    @admin.display(description="deleted", ordering="deleted_at")
-    def deleted_display(self, obj: Beneficiary) -> SafeString | str:
-        return local_time_cell(obj.deleted_at)
+    deleted_display = time_column("deleted_at", "deleted")

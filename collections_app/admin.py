@@ -5,6 +5,7 @@ schedule and customers are audited."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -13,11 +14,11 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, csv_response
+from audit.backoffice import BackOfficeAdminMixin, csv_response, page_context
 from audit.services import audit_record
 from collections_app.models import (
     CollectionFeeSchedule,
@@ -38,10 +39,11 @@ from collections_app.reports import (
 )
 from core.admin import (
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
+    money_column,
     name_cell,
-    status_badge,
+    status_column,
+    time_column,
 )
 from core.dates import local_today, local_zone_label
 from core.money import CURRENCY_NGN, format_amount
@@ -121,25 +123,17 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     exclude = ("request_fingerprint",)
     inlines = [TransactionSplitEntryInline, TransactionAttemptInline]
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="merchant", ordering="merchant__name")
     def merchant_display(self, obj: CollectionTransaction) -> SafeString:
         return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
-    @admin.display(description="fee", ordering="transaction_fee")
-    def fee_display(self, obj: CollectionTransaction) -> SafeString | str:
-        return money_cell(obj.transaction_fee, obj.currency)
+    fee_display = money_column("transaction_fee", "fee")
 
-    @admin.display(description="status", ordering="payment_status")
-    def status_display(self, obj: CollectionTransaction) -> SafeString:
-        return status_badge(obj.payment_status, obj.get_payment_status_display())
+    status_display = status_column("payment_status", "status")
 
     # --- Refund (the refunds back office: ``refunds.admin``) ---------------------------------
 
@@ -184,20 +178,19 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
             )
         return super().changelist_view(request, context)
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            (
                 "settlement-report/",
-                self.admin_site.admin_view(self.settlement_report_view),
-                name="collections_app_collectiontransaction_settlement_report",
+                self.settlement_report_view,
+                "collections_app_collectiontransaction_settlement_report",
             ),
-            path(
+            (
                 "settlement-report/csv/",
-                self.admin_site.admin_view(self.settlement_report_export_view),
-                name="collections_app_collectiontransaction_settlement_report_export",
+                self.settlement_report_export_view,
+                "collections_app_collectiontransaction_settlement_report_export",
             ),
         ]
-        return custom + super().get_urls()
 
     def _settlement_report(
         self, request: HttpRequest, *, with_settlements: bool = False
@@ -226,9 +219,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
     def settlement_report_view(self, request: HttpRequest) -> HttpResponse:
         form, report = self._settlement_report(request, with_settlements=True)
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Collections settlement report",
-            "opts": self.model._meta,
+            **page_context(self, request, "Collections settlement report"),
             "form": form,
             "report": report,
             "zone_label": local_zone_label(),

@@ -52,15 +52,12 @@ class SubaccountShare:
     amount: Decimal
 
 
-@dataclass(frozen=True)
-class SettlementRow:
-    """The paid collections of one merchant in one mode on one Lagos day; with the settlements,
-    also what was settled and refunded that day (zero without them)."""
+@dataclass(frozen=True, kw_only=True)
+class SettlementFigures:
+    """What the report counts of paid collections: how many, gross, fees, each subaccount's
+    share, the shares' total and net (gross − fees − shares); with the settlements, also what
+    was settled and refunded (zero without them)."""
 
-    day: date
-    merchant_id: int
-    merchant_name: str
-    mode: str
     transaction_count: int
     gross: Decimal
     fees: Decimal
@@ -90,30 +87,19 @@ class SettlementRow:
         )
 
 
-@dataclass(frozen=True)
-class SettlementTotals:
+@dataclass(frozen=True, kw_only=True)
+class SettlementRow(SettlementFigures):
+    """The paid collections of one merchant in one mode on one Lagos day."""
+
+    day: date
+    merchant_id: int
+    merchant_name: str
+    mode: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettlementTotals(SettlementFigures):
     """The rows added up; ``shares`` is each subaccount's total over the whole report."""
-
-    transaction_count: int
-    gross: Decimal
-    fees: Decimal
-    shares: tuple[SubaccountShare, ...]
-    split_total: Decimal
-    net: Decimal
-    settlement_count: int = 0
-    settled: Decimal = ZERO
-    refund_count: int = 0
-    refunds: Decimal = ZERO
-    refunds_from_wallet: Decimal = ZERO
-    statement_settlements: Decimal = ZERO
-    statement_refunds: Decimal = ZERO
-
-    @property
-    def agrees_with_statement(self) -> bool:
-        return (
-            self.settled == self.statement_settlements
-            and self.refunds_from_wallet == self.statement_refunds
-        )
 
 
 @dataclass(frozen=True)

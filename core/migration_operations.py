@@ -12,11 +12,25 @@ the column counts hundredths, and rows are rewritten while it is gone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import ProjectState
+
+Editor = BaseDatabaseSchemaEditor
+State = ProjectState
+# How a column converts: the USING expression of a (from, to) field pair, given the quoting.
+Using = Callable[[Callable[[str], str], Any, Any], str]
+
+
+def _to_minor_units(quote: Callable[[str], str], decimal: Any, integer: Any) -> str:
+    return f"round({quote(decimal.column)} * {10**integer.decimal_places})::bigint"
+
+
+def _from_minor_units(quote: Callable[[str], str], integer: Any, _decimal: Any) -> str:
+    return f"{quote(integer.column)}::numeric / {10**integer.decimal_places}"
 
 
 class ConvertToMinorUnits(migrations.operations.base.Operation):
@@ -54,44 +68,30 @@ class ConvertToMinorUnits(migrations.operations.base.Operation):
         ]
         return from_model, to_model, pairs
 
-    def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+    def _columns_alter(
+        self, app_label: str, editor: Editor, from_state: State, to_state: State, using: Using
     ) -> None:
+        """One ``ALTER TABLE``: each field's column takes the type of its ``to_state`` field,
+        converted by ``using(quote, from_field, to_field)``."""
         _, to_model, pairs = self._pairs(app_label, from_state, to_state)
-        if not self.allow_migrate_model(schema_editor.connection.alias, to_model):
+        if not self.allow_migrate_model(editor.connection.alias, to_model):
             return
-        quote = schema_editor.quote_name
-        table = quote(to_model._meta.db_table)
+        quote = editor.quote_name
         clauses = [
-            f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(schema_editor.connection)} "
-            f"USING round({quote(old.column)} * {10**new.decimal_places})::bigint"
+            f"ALTER COLUMN {quote(new.column)} TYPE {new.db_type(editor.connection)} "
+            f"USING {using(quote, old, new)}"
             for old, new in pairs
         ]
-        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+        editor.execute(
+            f"ALTER TABLE {quote(to_model._meta.db_table)} {', '.join(clauses)}", params=None
+        )
 
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        # Backwards, ``from_state`` holds the integer fields and ``to_state`` the decimals.
-        _, decimal_model, pairs = self._pairs(app_label, from_state, to_state)
-        if not self.allow_migrate_model(schema_editor.connection.alias, decimal_model):
-            return
-        quote = schema_editor.quote_name
-        table = quote(decimal_model._meta.db_table)
-        clauses = [
-            f"ALTER COLUMN {quote(old.column)} TYPE {old.db_type(schema_editor.connection)} "
-            f"USING {quote(new.column)}::numeric / {10**new.decimal_places}"
-            for new, old in pairs
-        ]
-        schema_editor.execute(f"ALTER TABLE {table} {', '.join(clauses)}", params=None)
+    def database_forwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
+        self._columns_alter(app_label, editor, old, new, _to_minor_units)
+
+    def database_backwards(self, app_label: str, editor: Editor, old: State, new: State) -> None:
+        # Backwards, ``old`` holds the integer fields and ``new`` the decimals.
+        self._columns_alter(app_label, editor, old, new, _from_minor_units)
 
     def describe(self) -> str:
         return f"Store {', '.join(self.fields)} of {self.model_name} as integer minor units"

@@ -41,7 +41,7 @@ from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import (
     merchant_create,
-    secret_key_rotate,
+    secret_key_rotate_recorded,
     webhook_secret_rotate,
     webhook_settings_set,
 )
@@ -149,22 +149,9 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
         issued: list[tuple[str, str]] = []
         # The platform merchant has no keys (``secret_key_issue`` refuses it).
         for merchant in queryset.filter(is_platform=False).order_by("pk"):
-            with transaction.atomic():
-                previous = (
-                    SecretKey.objects.filter(merchant=merchant, mode=mode, revoked_at__isnull=True)
-                    .values_list("prefix", flat=True)
-                    .first()
-                )
-                key = secret_key_rotate(merchant=merchant, mode=mode)
-                audit_record(
-                    actor=request.user,
-                    action=self.audit_action("rotate_secret_key"),
-                    obj=merchant,
-                    before={"mode": mode, "key_prefix": previous},
-                    after={"mode": mode, "key_prefix": key.secret_key.prefix},
-                    reason=reason,
-                    request=request,
-                )
+            key = secret_key_rotate_recorded(
+                merchant=merchant, mode=mode, actor=request.user, reason=reason, request=request
+            )
             issued.append((f"{merchant}: new {mode} secret key", key.plaintext))
         return secrets_shown_once(
             request,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -27,6 +28,9 @@ from merchants.keys import (
 )
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.signals import merchant_created
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,35 @@ def secret_key_rotate(*, merchant: Merchant, mode: str) -> IssuedKey:
         revoked_at=timezone.now()
     )
     return secret_key_issue(merchant=merchant, mode=mode)
+
+
+@transaction.atomic
+def secret_key_rotate_recorded(
+    *,
+    merchant: Merchant,
+    mode: str,
+    actor: Any,
+    reason: str,
+    request: HttpRequest | None = None,
+) -> IssuedKey:
+    """``secret_key_rotate``, written to the audit trail with the old and new key prefixes (never
+    the keys) by ``actor`` (a user, or a command-line label) for ``reason``."""
+    previous = (
+        SecretKey.objects.filter(merchant=merchant, mode=mode, revoked_at__isnull=True)
+        .values_list("prefix", flat=True)
+        .first()
+    )
+    issued = secret_key_rotate(merchant=merchant, mode=mode)
+    audit_record(
+        actor=actor,
+        action="merchants.merchant.rotate_secret_key",
+        obj=merchant,
+        before={"mode": mode, "key_prefix": previous},
+        after={"mode": mode, "key_prefix": issued.secret_key.prefix},
+        reason=reason,
+        request=request,
+    )
+    return issued
 
 
 @transaction.atomic

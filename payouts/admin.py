@@ -23,31 +23,32 @@ Every action and decision writes an audit record.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from audit.backoffice import (
     BackOfficeAdminMixin,
     CsvText,
-    csv_response,
-    read_only_page_context,
+    one_selected_page,
+    selection_export,
 )
 from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
+    money_column,
     name_cell,
     status_badge,
+    time_column,
 )
 from core.dates import local_isoformat, local_text
 from core.money import format_amount
@@ -125,6 +126,34 @@ class BankFilter(admin.SimpleListFilter):
         if self.value():
             return queryset.filter(bank_code=self.value())
         return queryset
+
+
+def _csv_row(payout: Payout) -> tuple[Any, ...]:
+    return (
+        payout.pk,
+        CsvText(payout.internal_reference),
+        payout.merchant_id,
+        payout.merchant.name,
+        payout.mode,
+        payout.status,
+        payout.currency,
+        format_amount(payout.amount),
+        format_amount(payout.fee_amount),
+        format_amount(payout.total_debit_amount),
+        CsvText(payout.bank_code),
+        payout.bank_name,
+        CsvText(payout.account_number),
+        payout.account_name,
+        payout.narration,
+        payout.error_message,
+        payout.provider_name,
+        CsvText(payout.provider_reference or ""),
+        CsvText(payout.nip_session_id or ""),
+        local_isoformat(payout.created_at),
+        local_isoformat(payout.completed_at),
+        local_isoformat(payout.returned_at),
+        payout.return_reason,
+    )
 
 
 @admin.register(Payout)
@@ -252,14 +281,10 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
         """Finance staff who act on payouts may check and propose a file (``admin_bulk``)."""
         return may_upload(request)
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        buttons = []
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
         if self.has_bulk_preview_permission(request):
-            buttons.append(("Upload a bulk payout (CSV)…", reverse("admin:payouts_payout_bulk")))
-        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
-        return super().changelist_view(request, extra_context)
+            return [("Upload a bulk payout (CSV)…", reverse("admin:payouts_payout_bulk"))]
+        return []
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The payouts of one bulk payout: the link the bulk upload leads to.
@@ -267,28 +292,15 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             return True
         return super().lookup_allowed(lookup, value, request)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         payout = Payout.objects.filter(pk=object_id).first() if object_id.isdigit() else None
-        extra_context = read_only_page_context(
-            extra_context, buttons=self.resolution_buttons(request, payout) if payout else ()
-        )
-        return super().change_view(request, object_id, form_url, extra_context)
+        return self.resolution_buttons(request, payout) if payout else []
 
     # --- List cells and read-only displays --------------------------------------------------
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: Payout) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
-    @admin.display(description="completed", ordering="completed_at")
-    def completed_display(self, obj: Payout) -> SafeString | str:
-        return local_time_cell(obj.completed_at)
+    completed_display = time_column("completed_at", "completed")
 
     @admin.display(description="merchant", ordering="merchant__name")
     def merchant_display(self, obj: Payout) -> SafeString:
@@ -306,17 +318,11 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             obj.return_reason or "returned by the bank",
         )
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
-    @admin.display(description="fee", ordering="fee_amount")
-    def fee_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.fee_amount, obj.currency)
+    fee_display = money_column("fee_amount", "fee")
 
-    @admin.display(description="total debit", ordering="total_debit_amount")
-    def total_display(self, obj: Payout) -> SafeString | str:
-        return money_cell(obj.total_debit_amount, obj.currency)
+    total_display = money_column("total_debit_amount", "total debit")
 
     @admin.display(description="beneficiary", ordering="account_name")
     def beneficiary(self, obj: Payout) -> SafeString:
@@ -442,45 +448,14 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     @admin.action(description="Export selected payouts as CSV", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Payout]) -> HttpResponse:
-        payouts = list(queryset.select_related("merchant").order_by("-created_at", "-id"))
-        audit_record(
-            actor=request.user,
+        return selection_export(
+            request,
             action=self.audit_action("export"),
-            obj=Payout,
-            after={"count": len(payouts)},
-            request=request,
-        )
-        return csv_response(
+            model=Payout,
+            records=list(queryset.select_related("merchant").order_by("-created_at", "-id")),
             filename_stem="payouts",
             header=CSV_COLUMNS,
-            rows=(
-                (
-                    payout.pk,
-                    CsvText(payout.internal_reference),
-                    payout.merchant_id,
-                    payout.merchant.name,
-                    payout.mode,
-                    payout.status,
-                    payout.currency,
-                    format_amount(payout.amount),
-                    format_amount(payout.fee_amount),
-                    format_amount(payout.total_debit_amount),
-                    CsvText(payout.bank_code),
-                    payout.bank_name,
-                    CsvText(payout.account_number),
-                    payout.account_name,
-                    payout.narration,
-                    payout.error_message,
-                    payout.provider_name,
-                    CsvText(payout.provider_reference or ""),
-                    CsvText(payout.nip_session_id or ""),
-                    local_isoformat(payout.created_at),
-                    local_isoformat(payout.completed_at),
-                    local_isoformat(payout.returned_at),
-                    payout.return_reason,
-                )
-                for payout in payouts
-            ),
+            row=_csv_row,
         )
 
     @admin.action(
@@ -490,40 +465,31 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     def propose_resolution_selected(
         self, request: HttpRequest, queryset: QuerySet[Payout]
     ) -> HttpResponseRedirect | None:
-        payouts = list(queryset[:2])
-        if len(payouts) != 1 or payouts[0].status != PayoutStatus.AMBIGUOUS:
-            self.message_user(
-                request,
-                "Select exactly one ambiguous payout to propose a resolution for.",
-                level=messages.ERROR,
-            )
-            return None
-        return HttpResponseRedirect(
-            reverse("admin:payouts_payout_propose_resolution", args=[payouts[0].pk])
+        return one_selected_page(
+            self,
+            request,
+            queryset,
+            fits=lambda payout: payout.status == PayoutStatus.AMBIGUOUS,
+            refusal="Select exactly one ambiguous payout to propose a resolution for.",
+            url_name="admin:payouts_payout_propose_resolution",
         )
 
     # --- Proposal and review pages ----------------------------------------------------------
 
-    def get_urls(self) -> list[URLPattern]:
-        urls = super().get_urls()
-        custom = [
-            path(
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            (
                 "<int:payout_id>/propose-resolution/",
-                self.admin_site.admin_view(self.propose_resolution_view),
-                name="payouts_payout_propose_resolution",
+                self.propose_resolution_view,
+                "payouts_payout_propose_resolution",
             ),
-            path(
+            (
                 "resolution-proposals/<int:proposal_id>/review/",
-                self.admin_site.admin_view(self.review_resolution_view),
-                name="payouts_payout_review_resolution",
+                self.review_resolution_view,
+                "payouts_payout_review_resolution",
             ),
-            path(
-                "bulk-upload/",
-                self.admin_site.admin_view(self.bulk_upload_view),
-                name="payouts_payout_bulk",
-            ),
+            ("bulk-upload/", self.bulk_upload_view, "payouts_payout_bulk"),
         ]
-        return custom + urls
 
     # --- Bulk upload (extension): payouts/admin_bulk.py ---------------------------------------
 

@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, cast
 
@@ -27,26 +28,30 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User  # request.user here: the admin site admits staff only
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import BooleanField, Case, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, read_only_page_context
+from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from audit.two_person import distinct_people_problem
-from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell
+from core.admin import ReadOnlyAdminMixin, money_cell, money_column, time_column
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
 from merchants.models import Merchant, Mode
-from payouts.admin_resolution import DecisionForm, ProposalStateFilter
+from payouts.admin_resolution import (
+    APPROVE_PERMISSION,
+    DecisionForm,
+    ProposalStateFilter,
+    TwoPersonProposalAdminMixin,
+)
 from payouts.api.serializers import payout_batch_items_parse
 from payouts.models import PayoutBatchProposal
 from payouts.services import (
     BATCH_MAX_ITEMS,
+    PayoutBatchCreateResult,
     payout_batch_preview,
 )
 from payouts.services.bulk_proposals import (
@@ -63,7 +68,6 @@ BULK_UPLOAD_MAX_BYTES = 1024 * 1024
 BULK_MAX_ROWS = BATCH_MAX_ITEMS
 BULK_PREVIEW_SALT = "payouts.admin.bulk_upload"
 BULK_TOKEN_MAX_AGE_SECONDS = 3600
-APPROVE_PERMISSION = "payouts.approve_resolution"
 _ITEM_INDEX = re.compile(r"items\[(\d+)\]")
 
 
@@ -193,10 +197,7 @@ def may_upload(request: HttpRequest) -> bool:
 
 def _bulk_context(model_admin: admin.ModelAdmin, request: HttpRequest, title: str) -> dict:
     return {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "opts": model_admin.model._meta,
-        "changelist_url": reverse("admin:payouts_payout_changelist"),
+        **page_context(model_admin, request, title),
         "upload_url": reverse("admin:payouts_payout_bulk"),
         "proposals_url": reverse("admin:payouts_payoutbatchproposal_changelist"),
         "columns": BULK_CSV_COLUMNS,
@@ -298,8 +299,10 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
             level=messages.ERROR,
         )
         return HttpResponseRedirect(upload_url)
-    try:
-        proposal = payout_batch_propose(
+    proposal = service_run(
+        model_admin,
+        request,
+        lambda: payout_batch_propose(
             merchant=merchant,
             mode=data["mode"],
             rows=data["rows"],
@@ -309,11 +312,10 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
             file_name=data["file_name"],
             file_sha256=data["file_sha256"],
             request=request,
-        )
-    except ApplicationError as error:
-        if error.status == 403:
-            raise PermissionDenied(error.message) from error
-        model_admin.message_user(request, rows_named(error.message), level=messages.ERROR)
+        ),
+        shown=rows_named,
+    )
+    if proposal is None:
         return HttpResponseRedirect(upload_url)
     model_admin.message_user(
         request,
@@ -332,9 +334,13 @@ def _bulk_propose(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRe
 
 
 @admin.register(PayoutBatchProposal)
-class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+class PayoutBatchProposalAdmin(
+    TwoPersonProposalAdminMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
+):
     """Bulk payouts waiting for (or given) a second person's decision: read-only; decided on
     the review page."""
+
+    review_url_name = "admin:payouts_payoutbatchproposal_review"
 
     change_form_template = "admin/backoffice/change_form.html"
     list_display = (
@@ -374,47 +380,12 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
     )
     readonly_fields = fields
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutBatchProposal]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                proposed_by_viewer=Case(
-                    When(proposed_by_id=request.user.pk, then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                )
-            )
-        )
-
     def has_approve_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, APPROVE_PERMISSION)
 
-    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
-        if self.has_approve_permission(request):
-            return (*self.list_display, "review_link")
-        return self.list_display
+    total_display = money_column("total_debit_amount", "total debit")
 
-    @admin.display(description="total debit", ordering="total_debit_amount")
-    def total_display(self, obj: PayoutBatchProposal) -> SafeString | str:
-        return money_cell(obj.total_debit_amount)
-
-    @admin.display(description="proposed", ordering="created_at")
-    def created_display(self, obj: PayoutBatchProposal) -> SafeString | str:
-        return local_time_cell(obj.created_at)
-
-    @admin.display(description="decision")
-    def decision_display(self, obj: PayoutBatchProposal) -> str:
-        return obj.get_decision_display() if obj.decision else "open"
-
-    @admin.display(description="review")
-    def review_link(self, obj: PayoutBatchProposal) -> str:
-        if not obj.is_open:
-            return "—"
-        if getattr(obj, "proposed_by_viewer", False):
-            return "your proposal: another approver decides"
-        url = reverse("admin:payouts_payoutbatchproposal_review", args=[obj.pk])
-        return format_html('<a href="{}">Review…</a>', url)
+    created_display = time_column("created_at", "proposed")
 
     @admin.display(description="rows as checked")
     def rows_table(self, obj: PayoutBatchProposal) -> SafeString:
@@ -422,13 +393,7 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             "admin/payouts/payoutbatchproposal/_rows.html", {"rows": _shown_rows(obj.preview)}
         )
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         proposal = (
             PayoutBatchProposal.objects.filter(pk=object_id).first()
             if object_id.isdigit()
@@ -443,17 +408,11 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         ):
             url = reverse("admin:payouts_payoutbatchproposal_review", args=[proposal.pk])
             buttons.append(("Review the bulk payout…", url))
-        extra_context = read_only_page_context(extra_context, buttons=buttons)
-        return super().change_view(request, object_id, form_url, extra_context)
+        return buttons
 
-    def get_urls(self) -> list[URLPattern]:
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
         return [
-            path(
-                "<int:proposal_id>/review/",
-                self.admin_site.admin_view(self.review_view),
-                name="payouts_payoutbatchproposal_review",
-            ),
-            *super().get_urls(),
+            ("<int:proposal_id>/review/", self.review_view, "payouts_payoutbatchproposal_review"),
         ]
 
     def review_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
@@ -484,10 +443,9 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             if proposal.is_open and not own
             else None
         )
+        can_decide = proposal.is_open and not own and problem is None
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Review bulk payout proposal #{proposal.pk}",
-            "opts": self.model._meta,
+            **page_context(self, request, f"Review bulk payout proposal #{proposal.pk}"),
             "proposal": proposal,
             "rows": _shown_rows(proposal.preview),
             "total_amount": money_cell(proposal.total_amount),
@@ -496,7 +454,12 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             "form": form,
             "own_proposal": own,
             "two_person_problem": problem,
-            "can_decide": proposal.is_open and not own and problem is None,
+            "approve_label": (
+                f"Approve and pay {proposal.payout_count} payout(s) from {proposal.merchant.name}"
+                if can_decide
+                else ""
+            ),
+            "reject_label": "Reject the bulk payout" if can_decide else "",
             "change_url": reverse("admin:payouts_payoutbatchproposal_change", args=[proposal.pk]),
         }
         return TemplateResponse(request, "admin/payouts/payoutbatchproposal/review.html", context)
@@ -511,27 +474,21 @@ class PayoutBatchProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
     ) -> HttpResponse:
         review_url = reverse("admin:payouts_payoutbatchproposal_review", args=[proposal.pk])
         note = form.cleaned_data["note"]
-        try:
-            if rejecting:
-                payout_batch_proposal_reject(
-                    proposal_id=proposal.pk,
-                    approver=cast(User, request.user),
-                    note=note,
-                    request=request,
-                )
-            else:
-                result = payout_batch_proposal_approve(
-                    proposal_id=proposal.pk,
-                    approver=cast(User, request.user),
-                    note=note,
-                    request=request,
-                )
-        except ApplicationError as error:
-            if error.status == 403:
-                raise PermissionDenied(error.message) from error
-            self.message_user(request, rows_named(error.message), level=messages.ERROR)
+        decide = payout_batch_proposal_reject if rejecting else payout_batch_proposal_approve
+        result = service_run(
+            self,
+            request,
+            lambda: decide(
+                proposal_id=proposal.pk,
+                approver=cast(User, request.user),
+                note=note,
+                request=request,
+            ),
+            shown=rows_named,
+        )
+        if result is None:
             return HttpResponseRedirect(review_url)
-        if rejecting:
+        if not isinstance(result, PayoutBatchCreateResult):
             self.message_user(
                 request,
                 f"Rejected: bulk payout proposal #{proposal.pk} is closed; nothing was paid.",

@@ -6,6 +6,8 @@ evidence (``payouts.propose_resolution``); a different person with
 ``payout_resolution_approve``) or rejects it, passing ``audit.two_person``'s check. The reason
 and evidence are never shown to the merchant. ``ResolutionPagesMixin`` gives ``PayoutAdmin`` its
 propose and review pages; the proposals and resolutions have read-only admins of their own.
+``ProposalStateFilter`` and ``TwoPersonProposalAdminMixin`` (decision and review columns) serve
+the lists of both kinds of two-person proposal: these and bulk payouts (``admin_bulk``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from audit.backoffice import BackOfficeAdminMixin
+from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
 from core.admin import ReadOnlyAdminMixin
-from core.exceptions import ApplicationError
 from payouts.models import (
     Payout,
     PayoutResolution,
@@ -33,6 +34,7 @@ from payouts.models import (
     PayoutStatus,
     ResolutionDecision,
     ResolutionStatus,
+    TwoPersonProposal,
 )
 from payouts.services import (
     EVIDENCE_MAX_LENGTHS,
@@ -42,6 +44,8 @@ from payouts.services import (
     payout_resolution_propose,
     payout_resolution_reject,
 )
+
+APPROVE_PERMISSION = "payouts.approve_resolution"
 
 
 class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -180,9 +184,7 @@ class ResolutionPagesMixin(_PayoutAdminBase):
 
     def _page_context(self, request: HttpRequest, payout: Payout, title: str) -> dict[str, Any]:
         return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "opts": self.model._meta,
+            **page_context(self, request, title),
             "payout": payout,
             "change_url": reverse("admin:payouts_payout_change", args=[payout.pk]),
             "ledger_entries_table": self.ledger_entries_table(payout),
@@ -212,8 +214,10 @@ class ResolutionPagesMixin(_PayoutAdminBase):
             return HttpResponseRedirect(change_url)
         form = ProposeResolutionForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            try:
-                proposal = payout_resolution_propose(
+            proposal = service_run(
+                self,
+                request,
+                lambda: payout_resolution_propose(
                     payout_id=payout.pk,
                     proposed_status=form.cleaned_data["proposed_status"],
                     reason=form.cleaned_data["reason"],
@@ -221,9 +225,10 @@ class ResolutionPagesMixin(_PayoutAdminBase):
                     provider_reference=form.cleaned_data["provider_reference"],
                     nip_session_id=form.cleaned_data["nip_session_id"],
                     request=request,
-                )
-            except ApplicationError as error:
-                self.message_user(request, error.message, level=messages.ERROR)
+                ),
+                refusal_denied=False,
+            )
+            if proposal is None:
                 return HttpResponseRedirect(change_url)
             self.message_user(
                 request,
@@ -260,6 +265,7 @@ class ResolutionPagesMixin(_PayoutAdminBase):
                 form.add_error(None, "Choose to approve or to reject the proposal.")
             elif form.is_valid():
                 return self._decide(request, proposal, form, rejecting=rejecting)
+        can_approve = proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS
         context = {
             **self._page_context(
                 request, payout, f"Review the resolution of payout {payout.internal_reference}"
@@ -267,8 +273,11 @@ class ResolutionPagesMixin(_PayoutAdminBase):
             "proposal": proposal,
             "form": form,
             "own_proposal": own,
-            "can_approve": proposal.is_open and not own and payout.status == PayoutStatus.AMBIGUOUS,
-            "can_reject": proposal.is_open and not own,
+            "can_approve": can_approve,
+            "approve_label": f"Approve and settle as {proposal.proposed_status}"
+            if can_approve
+            else "",
+            "reject_label": "Reject the proposal" if proposal.is_open and not own else "",
         }
         return TemplateResponse(request, "admin/payouts/payout/review_resolution.html", context)
 
@@ -282,17 +291,17 @@ class ResolutionPagesMixin(_PayoutAdminBase):
     ) -> HttpResponse:
         change_url = reverse("admin:payouts_payout_change", args=[proposal.payout_id])
         service = payout_resolution_reject if rejecting else payout_resolution_approve
-        try:
-            decided = service(
+        decided = service_run(
+            self,
+            request,
+            lambda: service(
                 proposal_id=proposal.pk,
                 approver=cast(User, request.user),
                 note=form.cleaned_data["note"],
                 request=request,
-            )
-        except ApplicationError as error:
-            if error.status == 403:
-                raise PermissionDenied(error.message) from error
-            self.message_user(request, error.message, level=messages.ERROR)
+            ),
+        )
+        if decided is None:
             return HttpResponseRedirect(change_url)
         if decided.decision == ResolutionDecision.APPROVED:
             message = (
@@ -326,9 +335,53 @@ class ProposalStateFilter(admin.SimpleListFilter):
         return queryset
 
 
+class TwoPersonProposalAdminMixin:
+    """The list of two-person proposals (resolution proposals and bulk proposals alike): the
+    decision column, and for approvers a review column that links each open proposal to its
+    review page (``review_url_name``), except the viewer's own."""
+
+    review_url_name: str
+    list_display: tuple[str, ...]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return (
+            super()  # type: ignore[misc]
+            .get_queryset(request)
+            .annotate(
+                proposed_by_viewer=Case(
+                    When(proposed_by_id=request.user.pk, then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                )
+            )
+        )
+
+    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
+        if request.user.has_perm(APPROVE_PERMISSION):
+            return (*self.list_display, "review_link")
+        return self.list_display
+
+    @admin.display(description="decision")
+    def decision_display(self, obj: TwoPersonProposal) -> str:
+        return obj.get_decision_display() if obj.decision else "open"
+
+    @admin.display(description="review")
+    def review_link(self, obj: TwoPersonProposal) -> str:
+        if not obj.is_open:
+            return "—"
+        if getattr(obj, "proposed_by_viewer", False):
+            return "your proposal: another approver decides"
+        url = reverse(self.review_url_name, args=[obj.pk])
+        return format_html('<a href="{}">Review…</a>', url)
+
+
 @admin.register(PayoutResolutionProposal)
-class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+class PayoutResolutionProposalAdmin(
+    TwoPersonProposalAdminMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
+):
     """Proposed manual resolutions (internal): read-only; decided on the review page."""
+
+    review_url_name = "admin:payouts_payout_review_resolution"
 
     list_display = (
         "payout",
@@ -355,37 +408,6 @@ class PayoutResolutionProposalAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, ad
         "decided_at",
         "decision_note",
     )
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PayoutResolutionProposal]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                proposed_by_viewer=Case(
-                    When(proposed_by_id=request.user.pk, then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                )
-            )
-        )
-
-    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
-        if request.user.has_perm("payouts.approve_resolution"):
-            return (*self.list_display, "review_link")
-        return self.list_display
-
-    @admin.display(description="decision")
-    def decision_display(self, obj: PayoutResolutionProposal) -> str:
-        return obj.get_decision_display() if obj.decision else "open"
-
-    @admin.display(description="review")
-    def review_link(self, obj: PayoutResolutionProposal) -> str:
-        if not obj.is_open:
-            return "—"
-        if getattr(obj, "proposed_by_viewer", False):
-            return "your proposal: another approver decides"
-        url = reverse("admin:payouts_payout_review_resolution", args=[obj.pk])
-        return format_html('<a href="{}">Review…</a>', url)
 
 
 @admin.register(PayoutResolution)

@@ -25,6 +25,20 @@ from merchants.models import Mode
 ZERO = Decimal("0.00")
 
 
+def _staff_user(
+    *, related_name: str, optional: bool = False, help_text: str = ""
+) -> models.ForeignKey:
+    """A reference to the staff user who did something; their account is never deleted under it."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=optional,
+        blank=optional,
+        related_name=related_name,
+        help_text=help_text,
+    )
+
+
 class PayoutStatus(models.TextChoices):
     RESERVED = "reserved", "Reserved"
     PROCESSING = "processing", "Processing"
@@ -305,12 +319,9 @@ class PayoutBatch(models.Model):
     item_results = models.JSONField(
         default=list, blank=True, help_text="Per item, in request order: what was answered"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
+    created_by = _staff_user(
         related_name="payout_batches",
+        optional=True,
         help_text="The staff user who submitted it in the back office; empty for the API",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -352,11 +363,7 @@ class PayoutResolution(models.Model):
     from_status = models.CharField(max_length=12, choices=PayoutStatus.choices)
     to_status = models.CharField(max_length=12, choices=ResolutionStatus.choices)
     reason = models.TextField()
-    resolved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="payout_resolutions",
-    )
+    resolved_by = _staff_user(related_name="payout_resolutions")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -376,7 +383,51 @@ class ResolutionDecision(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
-class PayoutResolutionProposal(models.Model):
+class TwoPersonProposal(models.Model):
+    """What every proposal that waits for a second person records of its decision.
+
+    A concrete proposal adds ``proposed_by`` and ``decided_by`` (``_staff_user``: each model
+    names its own reverse relations) and lists ``decision_constraints`` in its ``Meta``. An open
+    proposal has no decision yet; a decided one has the decision, who decided (never the proposer)
+    and when, all three or none.
+    """
+
+    decision = models.CharField(
+        max_length=10, choices=ResolutionDecision.choices, blank=True, default=""
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_open(self) -> bool:
+        return self.decision == ""
+
+
+def decision_constraints(prefix: str) -> list[models.BaseConstraint]:
+    """A ``TwoPersonProposal``'s decision is complete and made by another user than proposed it."""
+    return [
+        models.CheckConstraint(
+            condition=(
+                Q(decision="", decided_by__isnull=True, decided_at__isnull=True)
+                | Q(
+                    decision__in=ResolutionDecision.values,
+                    decided_by__isnull=False,
+                    decided_at__isnull=False,
+                )
+            ),
+            name=f"{prefix}_decision_complete",
+        ),
+        models.CheckConstraint(
+            condition=~Q(decided_by=F("proposed_by")),
+            name=f"{prefix}_decided_by_another_user",
+        ),
+    ]
+
+
+class PayoutResolutionProposal(TwoPersonProposal):
     """A proposed manual resolution of an ambiguous payout, waiting for a second person.
 
     ``reason`` and the evidence are internal: the merchant is never shown them. The payout
@@ -395,24 +446,9 @@ class PayoutResolutionProposal(models.Model):
     nip_session_id = models.CharField(
         max_length=64, blank=True, default="", help_text="Evidence: the NIP session id"
     )
-    proposed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="payout_resolution_proposals",
-    )
+    proposed_by = _staff_user(related_name="payout_resolution_proposals")
     proposed_at = models.DateTimeField(default=timezone.now)
-    decision = models.CharField(
-        max_length=10, choices=ResolutionDecision.choices, blank=True, default=""
-    )
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="payout_resolution_decisions",
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    decision_note = models.TextField(blank=True, default="")
+    decided_by = _staff_user(related_name="payout_resolution_decisions", optional=True)
 
     class Meta:
         ordering = ["-proposed_at", "-id"]
@@ -429,32 +465,14 @@ class PayoutResolutionProposal(models.Model):
                 condition=Q(proposed_status__in=ResolutionStatus.values),
                 name="resolution_proposal_status_valid",
             ),
-            models.CheckConstraint(
-                condition=(
-                    Q(decision="", decided_by__isnull=True, decided_at__isnull=True)
-                    | Q(
-                        decision__in=ResolutionDecision.values,
-                        decided_by__isnull=False,
-                        decided_at__isnull=False,
-                    )
-                ),
-                name="resolution_proposal_decision_complete",
-            ),
-            models.CheckConstraint(
-                condition=~Q(decided_by=F("proposed_by")),
-                name="resolution_proposal_decided_by_another_user",
-            ),
+            *decision_constraints("resolution_proposal"),
         ]
 
     def __str__(self) -> str:
         return f"{self.payout.internal_reference}: proposed {self.proposed_status}"
 
-    @property
-    def is_open(self) -> bool:
-        return self.decision == ""
 
-
-class PayoutBatchProposal(models.Model):
+class PayoutBatchProposal(TwoPersonProposal):
     """A bulk payout uploaded in the back office, waiting for a second person.
 
     The uploader's checked file becomes this proposal: the merchant and mode, the file's rows
@@ -482,24 +500,9 @@ class PayoutBatchProposal(models.Model):
     total_fee_amount = MoneyField(default=ZERO)
     total_debit_amount = MoneyField(default=ZERO)
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of what is submitted")
-    proposed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="payout_batch_proposals",
-    )
+    proposed_by = _staff_user(related_name="payout_batch_proposals")
     created_at = models.DateTimeField(default=timezone.now)
-    decision = models.CharField(
-        max_length=10, choices=ResolutionDecision.choices, blank=True, default=""
-    )
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="payout_batch_decisions",
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    decision_note = models.TextField(blank=True, default="")
+    decided_by = _staff_user(related_name="payout_batch_decisions", optional=True)
     batch = models.ForeignKey(
         PayoutBatch,
         on_delete=models.PROTECT,
@@ -518,21 +521,7 @@ class PayoutBatchProposal(models.Model):
                 condition=Q(decision=""),
                 name="one_open_batch_proposal_per_fingerprint",
             ),
-            models.CheckConstraint(
-                condition=(
-                    Q(decision="", decided_by__isnull=True, decided_at__isnull=True)
-                    | Q(
-                        decision__in=ResolutionDecision.values,
-                        decided_by__isnull=False,
-                        decided_at__isnull=False,
-                    )
-                ),
-                name="batch_proposal_decision_complete",
-            ),
-            models.CheckConstraint(
-                condition=~Q(decided_by=F("proposed_by")),
-                name="batch_proposal_decided_by_another_user",
-            ),
+            *decision_constraints("batch_proposal"),
             models.CheckConstraint(
                 condition=Q(total_debit_amount=F("total_amount") + F("total_fee_amount")),
                 name="batch_proposal_total_is_amount_plus_fee",
@@ -544,10 +533,6 @@ class PayoutBatchProposal(models.Model):
             f"bulk payout proposal #{self.pk}: {self.payout_count} payout(s) from "
             f"{self.merchant} ({self.mode})"
         )
-
-    @property
-    def is_open(self) -> bool:
-        return self.decision == ""
 
 
 class SandboxTransfer(models.Model):

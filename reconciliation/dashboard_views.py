@@ -3,8 +3,9 @@ day's beside today's), every figure a link to the payout list (or the reconcilia
 it counts. It opens on live mode once there are live payouts, else on test mode, and says which
 in a banner.
 
-Wired by ``ReconciliationRunAdmin.get_urls`` as ``admin:reconciliation_dashboard``. Needs
-``payouts.view_payout``; the back-office mixin turns the refusal into the admin's 403 page.
+Wired by ``ReconciliationRunAdmin.backoffice_pages`` (``reconciliation.admin.statement_imports``)
+as ``admin:reconciliation_dashboard``. Needs ``payouts.view_payout``; the back-office mixin turns
+the refusal into the admin's 403 page.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ record per wallet."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -20,22 +22,28 @@ from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
 
-from audit.backoffice import BackOfficeAdminMixin, action_confirmation, confirmation_form
+from audit.backoffice import (
+    BackOfficeAdminMixin,
+    action_confirmation,
+    confirmation_form,
+    page_context,
+)
 from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
     money_cell,
+    money_column,
     name_cell,
-    status_badge,
+    status_column,
+    time_column,
 )
 from core.dates import local_today, local_zone_label
 from core.exceptions import ApplicationError
@@ -136,17 +144,11 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         url = reverse("admin:wallets_wallet_statement", args=[obj.pk])
         return format_html('<a href="{}">Daily settlement statement</a>', url)
 
-    @admin.display(description="status", ordering="status")
-    def status_display(self, obj: Wallet) -> SafeString:
-        return status_badge(obj.status, obj.get_status_display())
+    status_display = status_column("status", "status")
 
-    @admin.display(description="available", ordering="available_balance")
-    def available_display(self, obj: Wallet) -> SafeString | str:
-        return money_cell(obj.available_balance, obj.currency)
+    available_display = money_column("available_balance", "available")
 
-    @admin.display(description="reserved", ordering="reserved_balance")
-    def reserved_display(self, obj: Wallet) -> SafeString | str:
-        return money_cell(obj.reserved_balance, obj.currency)
+    reserved_display = money_column("reserved_balance", "reserved")
 
     @admin.display(description="static account", ordering="static_account_number")
     def static_account(self, obj: Wallet) -> SafeString:
@@ -225,15 +227,10 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
 
     # --- Daily settlement statement ------------------------------------------------------------
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
-                "<int:wallet_id>/statement/",
-                self.admin_site.admin_view(self.statement_view),
-                name="wallets_wallet_statement",
-            )
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [
+            ("<int:wallet_id>/statement/", self.statement_view, "wallets_wallet_statement"),
         ]
-        return custom + super().get_urls()
 
     def statement_view(self, request: HttpRequest, wallet_id: int) -> HttpResponse:
         """The wallet's statement per Lagos day (GET ``from_date``/``to_date``, default
@@ -271,9 +268,7 @@ class WalletAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
             )
             return wallet_statement_csv_response(statement=statement)
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Statement of {wallet}",
-            "opts": self.model._meta,
+            **page_context(self, request, f"Statement of {wallet}"),
             "wallet": wallet,
             "form": form,
             "statement": statement,
@@ -342,6 +337,9 @@ def wallet_cell(wallet: Wallet) -> SafeString:
     return name_cell(wallet.merchant.name, wallet.mode)
 
 
+_wallet_currency = operator.attrgetter("wallet.currency")
+
+
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     # Fits 1400 px (tests/payouts/test_admin_browser.py); id, reserved Δ, payout id and the
@@ -363,33 +361,27 @@ class LedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
     list_select_related = ("wallet__merchant",)
     show_full_result_count = False
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: LedgerEntry) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="wallet", ordering="wallet__merchant__name")
     def wallet_display(self, obj: LedgerEntry) -> SafeString:
         return wallet_cell(obj.wallet)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.amount, obj.wallet.currency)
+    amount_display = money_column("amount", "amount", currency=_wallet_currency)
 
-    @admin.display(description="fee", ordering="fee_amount")
-    def fee_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.fee_amount, obj.wallet.currency)
+    fee_display = money_column("fee_amount", "fee", currency=_wallet_currency)
 
-    @admin.display(description="available Δ", ordering="available_delta")
-    def available_delta_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.available_delta, obj.wallet.currency)
+    available_delta_display = money_column(
+        "available_delta", "available Δ", currency=_wallet_currency
+    )
 
-    @admin.display(description="available after", ordering="available_balance_after")
-    def available_after_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.available_balance_after, obj.wallet.currency)
+    available_after_display = money_column(
+        "available_balance_after", "available after", currency=_wallet_currency
+    )
 
-    @admin.display(description="reserved after", ordering="reserved_balance_after")
-    def reserved_after_display(self, obj: LedgerEntry) -> SafeString | str:
-        return money_cell(obj.reserved_balance_after, obj.wallet.currency)
+    reserved_after_display = money_column(
+        "reserved_balance_after", "reserved after", currency=_wallet_currency
+    )
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in LedgerEntry._meta.fields]
@@ -410,17 +402,13 @@ class FundingTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     search_fields = ("=provider_reference", "receiving_account_number")
     list_select_related = ("wallet__merchant",)
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: FundingTransfer) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="wallet", ordering="wallet__merchant__name")
     def wallet_display(self, obj: FundingTransfer) -> SafeString:
         return wallet_cell(obj.wallet)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: FundingTransfer) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [field.name for field in FundingTransfer._meta.fields]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack, cast
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -744,20 +744,23 @@ def wallet_fund(
     return FundingResult(funding_transfer=funding, wallet=wallet, duplicate=False)
 
 
-def funding_receive(
-    *,
-    account_number: str,
-    amount: Decimal,
-    reference: str,
-    source: str = FundingSource.PROVIDER,
-    currency: str = CURRENCY_NGN,
-    sender_account_name: str = "",
-    sender_account_number: str = "",
-    sender_bank_name: str = "",
-    narration: str = "",
-    raw_payload: dict[str, Any] | None = None,
-) -> FundingResult:
-    """Credits the wallet that owns the receiving static ``account_number``."""
+class FundingDetails(TypedDict, total=False):
+    """What an inbound transfer says besides the wallet it went to: ``wallet_fund``'s keyword
+    arguments, whose defaults apply to what is left out."""
+
+    amount: Required[Decimal]
+    reference: Required[str]
+    source: str
+    currency: str
+    sender_account_name: str
+    sender_account_number: str
+    sender_bank_name: str
+    narration: str
+    raw_payload: dict[str, Any] | None
+
+
+def funding_receive(*, account_number: str, **details: Unpack[FundingDetails]) -> FundingResult:
+    """Credits the wallet that owns the receiving static ``account_number`` (``wallet_fund``)."""
     wallet_id = (
         Wallet.objects.filter(static_account_number=account_number)
         .values_list("pk", flat=True)
@@ -765,18 +768,7 @@ def funding_receive(
     )
     if wallet_id is None:
         raise NotFoundError("Receiving account number is not assigned to any wallet")
-    return wallet_fund(
-        wallet_id=wallet_id,
-        amount=amount,
-        reference=reference,
-        source=source,
-        currency=currency,
-        sender_account_name=sender_account_name,
-        sender_account_number=sender_account_number,
-        sender_bank_name=sender_bank_name,
-        narration=narration,
-        raw_payload=raw_payload,
-    )
+    return wallet_fund(wallet_id=wallet_id, **details)
 
 
 # --- Fee schedule ------------------------------------------------------------------------------

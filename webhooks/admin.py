@@ -11,11 +11,10 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin, local_time_cell, status_badge
+from core.admin import ReadOnlyAdminMixin, status_column, time_column
 from webhooks.deliveries import event_resend, webhook_delivery_resend
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -194,13 +193,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     def event_type_display(self, obj: WebhookDelivery) -> str:
         return obj.event.event_type
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: WebhookDelivery) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
-    @admin.display(description="status", ordering="status")
-    def status_display(self, obj: WebhookDelivery) -> SafeString:
-        return status_badge(obj.status, obj.get_status_display())
+    status_display = status_column("status", "status")
 
     @admin.display(description="tries", ordering="attempt_count")
     def attempts_display(self, obj: WebhookDelivery) -> int:
@@ -210,9 +205,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     def last_code_display(self, obj: WebhookDelivery) -> int | str:
         return "—" if obj.last_status_code is None else obj.last_status_code
 
-    @admin.display(description="next attempt", ordering="next_attempt_at")
-    def next_attempt_display(self, obj: WebhookDelivery) -> SafeString | str:
-        return local_time_cell(obj.next_attempt_at)
+    next_attempt_display = time_column("next_attempt_at", "next attempt")
 
     def has_resend_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, "webhooks.resend_event")
@@ -270,9 +263,7 @@ class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admi
     def event_type_display(self, obj: WebhookDeliveryAttempt) -> str:
         return obj.delivery.event.event_type
 
-    @admin.display(description="at", ordering="created_at")
-    def created_display(self, obj: WebhookDeliveryAttempt) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "at")
 
     @admin.display(description="try", ordering="attempt_number")
     def attempt_display(self, obj: WebhookDeliveryAttempt) -> int:
@@ -286,6 +277,4 @@ class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admi
     def latency_display(self, obj: WebhookDeliveryAttempt) -> int | str:
         return "—" if obj.latency_ms is None else obj.latency_ms
 
-    @admin.display(description="next attempt", ordering="next_attempt_at")
-    def next_attempt_display(self, obj: WebhookDeliveryAttempt) -> SafeString | str:
-        return local_time_cell(obj.next_attempt_at)
+    next_attempt_display = time_column("next_attempt_at", "next attempt")

@@ -79,6 +79,10 @@ class Config:
             f"postgresql://{self.pg_user}@{self.pg_host}:{self.pg_port}/{database or self.database}"
         )
 
+    def pg_connection_args(self) -> list[str]:
+        """Where psql and pgbench connect: ``-h host -p port -U user``."""
+        return ["-h", self.pg_host, "-p", str(self.pg_port), "-U", self.pg_user]
+
     def database_url(self) -> str:
         return f"postgres://{self.pg_user}@{self.pg_host}:{self.pg_port}/{self.database}"
 

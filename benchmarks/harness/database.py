@@ -58,12 +58,7 @@ def prepare_database(cfg: Config) -> None:
     run(
         [
             "psql",
-            "-h",
-            cfg.pg_host,
-            "-p",
-            str(cfg.pg_port),
-            "-U",
-            cfg.pg_user,
+            *cfg.pg_connection_args(),
             "-d",
             cfg.database,
             "-q",
@@ -86,8 +81,7 @@ def prepare_database(cfg: Config) -> None:
     )
     # Write the seed's dirty pages out now, not in the background during the measured runs.
     run(
-        ["psql", "-h", cfg.pg_host, "-p", str(cfg.pg_port), "-U", cfg.pg_user, "-d", cfg.database]
-        + ["-q", "-c", "CHECKPOINT"],
+        ["psql", *cfg.pg_connection_args(), "-d", cfg.database, "-q", "-c", "CHECKPOINT"],
         timeout=600,
     )
     log(f"checkpoint done {time.monotonic() - started:.0f}s after the seed started")

@@ -89,12 +89,7 @@ def pgbench(cfg: Config, script: Path, label: str) -> dict[str, Any]:
     output = run(
         [
             "pgbench",
-            "-h",
-            cfg.pg_host,
-            "-p",
-            str(cfg.pg_port),
-            "-U",
-            cfg.pg_user,
+            *cfg.pg_connection_args(),
             "-n",
             "-M",
             "simple",

@@ -12,10 +12,8 @@ from typing import Any
 
 from drf_spectacular.utils import (
     OpenApiExample,
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework.request import Request
 
@@ -27,8 +25,8 @@ from beneficiaries.api.serializers import (
 from beneficiaries.selectors import beneficiary_get, beneficiary_list
 from beneficiaries.services import beneficiary_create, beneficiary_delete
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse, envelope_example
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
+from core.api.responses import EnvelopeResponse, envelope_example, page_example, page_response
 from core.api.schema_components import ApiTag
 
 CREATED_MESSAGE = "Beneficiary saved"
@@ -116,38 +114,22 @@ class BeneficiaryListCreateApi(MerchantApi):
         operation_id="beneficiary_list",
         summary="List saved beneficiaries, newest first",
         parameters=[
-            OpenApiParameter("page", int, description="default 1"),
-            OpenApiParameter("limit", int, description="1 to 200, default 50"),
+            *PAGE_PARAMETERS,
             BeneficiaryListParamsSerializer,
         ],
-        responses=inline_serializer(
-            "BeneficiaryPage",
-            {"items": SavedBeneficiaryOutputSerializer(many=True), "pagination": PaginationField()},
-        ),
+        responses=page_schema("BeneficiaryPage", SavedBeneficiaryOutputSerializer(many=True)),
         examples=[
             OpenApiExample(
                 "One page",
                 response_only=True,
                 value=envelope_example(
-                    {
-                        "items": [_EXAMPLE_BENEFICIARY],
-                        "pagination": {
-                            "page": 1,
-                            "limit": 50,
-                            "total": 1,
-                            "total_pages": 1,
-                            "has_next_page": False,
-                            "has_previous_page": False,
-                        },
-                    },
-                    "Beneficiaries retrieved successfully",
+                    page_example([_EXAMPLE_BENEFICIARY]), "Beneficiaries retrieved successfully"
                 ),
             )
         ],
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         params = BeneficiaryListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         page = paginate(
@@ -156,14 +138,10 @@ class BeneficiaryListCreateApi(MerchantApi):
                 mode=self.mode(request),
                 account_number=params.validated_data.get("account_number"),
             ),
-            **page_params.validated_data,
+            **pages,
         )
-        return EnvelopeResponse(
-            {
-                "items": SavedBeneficiaryOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message="Beneficiaries retrieved successfully",
+        return page_response(
+            page, SavedBeneficiaryOutputSerializer, message="Beneficiaries retrieved successfully"
         )
 
 

@@ -14,11 +14,6 @@ timeouts, the raw exchange, what "try again later" means, the webhook signature)
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
-import requests
-
 from collections_app.providers.base import (
     CheckoutRequest,
     CheckoutSession,
@@ -28,38 +23,19 @@ from collections_app.providers.base import (
     VerifiedTransaction,
 )
 from integrations.paystack import (
+    PaystackAdapter,
     PaystackAnswer,
-    PaystackClient,
     RetryLater,
     kobo_from_naira,
     naira_from_kobo,
 )
-
-logger = logging.getLogger(__name__)
 
 CHANNELS = {"card": ["card"], "bank": ["bank"], "bank-transfer": ["bank_transfer"]}
 PAID_STATUSES = frozenset({"success"})
 FAILED_STATUSES = frozenset({"failed", "reversed"})
 
 
-class PaystackCollectionProvider:
-    name = "paystack"
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.client = PaystackClient(
-            base_url=base_url,
-            secret_key=secret_key,
-            timeout_seconds=timeout_seconds,
-            session=session,
-        )
-
+class PaystackCollectionProvider(PaystackAdapter):
     def initialize(self, request: CheckoutRequest) -> CheckoutSession:
         answer = self._call(
             "POST",
@@ -138,24 +114,12 @@ class PaystackCollectionProvider:
             raw=(answer.exchange,),
         )
 
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        operation: str,
-        payload: dict[str, Any] | None = None,
-    ) -> PaystackAnswer:
-        """One call; raises ``ProviderUnavailableError`` when nothing came back."""
-        answer = self.client.request(method, path, operation=operation, payload=payload)
+    def _unanswered(self, answer: PaystackAnswer, *, operation: str) -> None:
+        """Raises ``ProviderUnavailableError``: nothing came back."""
         raw = (answer.exchange,)
         if answer.retry_later == RetryLater.NOT_CONFIGURED:
             raise ProviderUnavailableError(
                 answer.exchange.error or "payment provider not configured", raw=raw
             )
-        if answer.http_status is None:
-            logger.warning("paystack %s failed: %s", operation, answer.exchange.error)
-            raise ProviderUnavailableError("payment provider unreachable", raw=raw) from (
-                answer.error
-            )
-        return answer
+        super()._unanswered(answer, operation=operation)
+        raise ProviderUnavailableError("payment provider unreachable", raw=raw) from answer.error

@@ -5,33 +5,27 @@
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.utils.module_loading import import_string
-
 from collections_app.providers.base import CollectionProvider
+from core.provider_registry import ProviderRegistry, UnknownProviderError
 
 SANDBOX = "sandbox"
 PROVIDER_CLASSES: dict[str, str] = {
     "paystack": "collections_app.providers.paystack.PaystackCollectionProvider",
 }
 DEFAULT_PROVIDER_BY_MODE: dict[str, str] = {"test": SANDBOX, "live": "paystack"}
+REGISTRY = ProviderRegistry(
+    kind="collection",
+    setting="COLLECTION_PROVIDER_BY_MODE",
+    classes=PROVIDER_CLASSES,
+    default_by_mode=DEFAULT_PROVIDER_BY_MODE,
+)
 
-
-class UnknownProviderError(LookupError):
-    pass
+__all__ = ["SANDBOX", "UnknownProviderError", "collection_provider_get", "collection_provider_name"]
 
 
 def collection_provider_name(mode: str) -> str:
-    by_mode = getattr(settings, "COLLECTION_PROVIDER_BY_MODE", None) or DEFAULT_PROVIDER_BY_MODE
-    try:
-        return by_mode[mode]
-    except KeyError:
-        raise UnknownProviderError(f"no collection provider configured for {mode!r}") from None
+    return REGISTRY.name_for_mode(mode)
 
 
 def collection_provider_get(name: str) -> CollectionProvider:
-    try:
-        path = PROVIDER_CLASSES[name]
-    except KeyError:
-        raise UnknownProviderError(f"unknown collection provider {name!r}") from None
-    return import_string(path)()
+    return REGISTRY.build(name)

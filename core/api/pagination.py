@@ -1,4 +1,6 @@
-"""Page/limit pagination with the pagination object of the payout list."""
+"""Page/limit pagination with the pagination object of the payout list: the query parameters
+(``page_params``, documented by ``PAGE_PARAMETERS``), the page (``paginate``), the schema of a
+page answer (``page_schema``); ``core.api.responses.page_response`` answers one."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.db.models.query import ModelIterable, NamedValuesListIterable
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 DEFAULT_LIMIT = 50
@@ -22,6 +24,19 @@ DEFERRED_JOIN_MIN_OFFSET = 5000
 class PageParamsSerializer(serializers.Serializer):
     page = serializers.IntegerField(min_value=1, default=1)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
+
+
+PAGE_PARAMETERS = (
+    OpenApiParameter("page", int, description="default 1"),
+    OpenApiParameter("limit", int, description=f"1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}"),
+)
+
+
+def page_params(query_params: Any) -> dict[str, int]:
+    """``page`` and ``limit`` from the query string; a bad one is a 400 naming it."""
+    params = PageParamsSerializer(data=query_params)
+    params.is_valid(raise_exception=True)
+    return dict(params.validated_data)
 
 
 @dataclass(frozen=True)
@@ -140,3 +155,8 @@ def pagination_schema() -> dict[str, Any]:
 @extend_schema_field(pagination_schema())
 class PaginationField(serializers.JSONField):
     """The pagination object of a page response (documentation only)."""
+
+
+def page_schema(name: str, items: serializers.BaseSerializer) -> Any:
+    """The OpenAPI schema of one page of ``items`` (a ``many=True`` serializer) named ``name``."""
+    return inline_serializer(name, {"items": items, "pagination": PaginationField()})

@@ -1,11 +1,17 @@
-"""Success responses carry a message for the envelope renderer."""
+"""Success responses carry a message for the envelope renderer; one page of a list
+(``page_response``); OpenAPI examples of answers and requests."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import OpenApiExample
 from rest_framework.response import Response
+
+if TYPE_CHECKING:
+    from rest_framework.serializers import BaseSerializer
+
+    from core.api.pagination import Page
 
 
 class EnvelopeResponse(Response):
@@ -21,6 +27,19 @@ class EnvelopeResponse(Response):
     ) -> None:
         super().__init__(data=data, status=status, headers=headers)
         self.envelope_message = message
+
+
+def page_response(
+    page: Page, serializer_class: type[BaseSerializer], *, message: str
+) -> EnvelopeResponse:
+    """One page of a list: its items through ``serializer_class`` and its pagination object."""
+    return EnvelopeResponse(
+        {
+            "items": serializer_class(page.items, many=True).data,
+            "pagination": page.pagination(),
+        },
+        message=message,
+    )
 
 
 def envelope_example(data: Any, message: str, status_code: int = 200) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Paystack: the one client (``PaystackClient``), its answers and their classification, kobo
-conversion and the webhook signature check."""
+"""Paystack: the one client (``PaystackClient``), the base of every adapter (``PaystackAdapter``),
+its answers and their classification, kobo conversion and the webhook signature check."""
 
+from integrations.paystack.adapter import PaystackAdapter
 from integrations.paystack.client import (
     SIGNATURE_HEADER,
     PaystackAnswer,
@@ -14,6 +15,7 @@ from integrations.paystack.client import (
 
 __all__ = [
     "SIGNATURE_HEADER",
+    "PaystackAdapter",
     "PaystackAnswer",
     "PaystackClient",
     "RetryLater",

@@ -25,6 +25,14 @@ _ITEM_LIST_FIELDS: dict[str, Any] = {
     "created_at": _CREATED_AT,
     "delete_at": None,
 }
+# What every catalogue record's details carry besides its own fields.
+_CATALOGUE_RECORD_FIELDS: dict[str, Any] = {
+    "delete_at": None,
+    "created_at": _CREATED_AT,
+    "created_by": None,
+    "is_deleted": False,
+    "updated_at": _CREATED_AT,
+}
 PAYMENT_ITEM_LIST_EXAMPLE: dict[str, Any] = {
     **_ITEM_LIST_FIELDS,
     "category_details": {"id": 1, "name": "School fees", "status": 1},
@@ -36,21 +44,13 @@ PAYMENT_ITEM_DETAIL_EXAMPLE: dict[str, Any] = {
         "id": 1,
         "name": "School fees",
         "status": 1,
-        "delete_at": None,
-        "created_at": _CREATED_AT,
-        "created_by": None,
-        "is_deleted": False,
-        "updated_at": _CREATED_AT,
+        **_CATALOGUE_RECORD_FIELDS,
     },
     "sub_category_details": {
         "id": 1,
         "name": "Tuition",
         "status": 1,
-        "delete_at": None,
-        "created_at": _CREATED_AT,
-        "created_by": None,
-        "is_deleted": False,
-        "updated_at": _CREATED_AT,
+        **_CATALOGUE_RECORD_FIELDS,
         "business_registration_type_id": 1,
     },
     "can_edit_item": True,

@@ -8,15 +8,14 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework.request import Request
 
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.fields import representation
-from core.api.pagination import PageParamsSerializer, PaginationField
-from core.api.responses import EnvelopeResponse
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from core.exceptions import ConflictError, NotFoundError
 from merchants.models import Mode
@@ -148,8 +147,7 @@ class PayoutListCreateApi(MerchantApi):
         examples=examples.LIST_EXAMPLES,
         parameters=[
             OpenApiParameter("currency", str, description="default NGN; only NGN"),
-            OpenApiParameter("page", int, description="default 1"),
-            OpenApiParameter("limit", int, description="1 to 200, default 50"),
+            *PAGE_PARAMETERS,
             OpenApiParameter("status", str, enum=PayoutStatus.values),
             OpenApiParameter("from_date", str, description="ISO 8601 lower bound on creation"),
             OpenApiParameter("to_date", str, description="ISO 8601 upper bound on creation"),
@@ -166,14 +164,10 @@ class PayoutListCreateApi(MerchantApi):
                 "another merchant's or mode's batch lists nothing",
             ),
         ],
-        responses=inline_serializer(
-            "PayoutPage",
-            {"items": PayoutOutputSerializer(many=True), "pagination": PaginationField()},
-        ),
+        responses=page_schema("PayoutPage", PayoutOutputSerializer(many=True)),
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         params = PayoutListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
@@ -191,15 +185,9 @@ class PayoutListCreateApi(MerchantApi):
             mode=self.mode(request),
             wallet_id=None if wallet is None else wallet.pk,
             filters=list_filters,
-            **page_params.validated_data,
+            **pages,
         )
-        return EnvelopeResponse(
-            {
-                "items": PayoutOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message="Payouts retrieved successfully",
-        )
+        return page_response(page, PayoutOutputSerializer, message="Payouts retrieved successfully")
 
 
 class PayoutDetailApi(MerchantApi):

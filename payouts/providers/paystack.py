@@ -25,11 +25,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import requests
 from django.conf import settings
 
 from core.provider_exchange import ProviderExchange
-from integrations.paystack import PaystackAnswer, PaystackClient, RetryLater, kobo_from_naira
+from integrations.paystack import PaystackAdapter, PaystackAnswer, RetryLater, kobo_from_naira
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 
 logger = logging.getLogger(__name__)
@@ -63,29 +62,27 @@ def session_id_of(data: dict[str, Any]) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
 
 
+def transfer_result_of(
+    answer: PaystackAnswer, *, raw: tuple[ProviderExchange, ...]
+) -> TransferResult:
+    """What a Paystack transfer object (the answer's ``data``) says of the transfer."""
+    return TransferResult(
+        outcome=status_outcome(str(answer.data.get("status", ""))),
+        provider_reference=str(answer.data.get("transfer_code") or ""),
+        session_id=session_id_of(answer.data),
+        message=answer.message,
+        raw=raw,
+    )
+
+
 def _http_error_message(answer: PaystackAnswer) -> str:
     return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
 
 
-class PaystackProvider:
-    name = "paystack"
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.client = PaystackClient(
-            base_url=base_url,
-            secret_key=secret_key,
-            timeout_seconds=timeout_seconds
-            or getattr(
-                settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
-            ),
-            session=session,
+class PaystackProvider(PaystackAdapter):
+    def default_timeout_seconds(self) -> float:
+        return getattr(
+            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
         )
 
     # --- Protocol ---------------------------------------------------------------------------
@@ -134,13 +131,7 @@ class PaystackProvider:
                 outcome=TransferOutcome.UNKNOWN, message=_http_error_message(transfer), raw=raw
             )
         if transfer.ok:
-            return TransferResult(
-                outcome=status_outcome(str(transfer.data.get("status", ""))),
-                provider_reference=str(transfer.data.get("transfer_code") or ""),
-                session_id=session_id_of(transfer.data),
-                message=transfer.message,
-                raw=raw,
-            )
+            return transfer_result_of(transfer, raw=raw)
         if retry_later in REFUSED_FOR_NOW:
             logger.error(
                 "paystack refused the transfer call with HTTP %s; will retry", transfer.http_status
@@ -176,13 +167,7 @@ class PaystackProvider:
                 outcome=TransferOutcome.UNKNOWN, message=UNREACHABLE_MESSAGE, raw=raw
             )
         if answer.ok:
-            return TransferResult(
-                outcome=status_outcome(str(answer.data.get("status", ""))),
-                provider_reference=str(answer.data.get("transfer_code") or ""),
-                session_id=session_id_of(answer.data),
-                message=answer.message,
-                raw=raw,
-            )
+            return transfer_result_of(answer, raw=raw)
         status_code = answer.http_status
         if status_code == 404 or (status_code == 400 and "not found" in answer.message.lower()):
             return TransferResult(
@@ -209,16 +194,3 @@ class PaystackProvider:
             message=recipient.message or "Beneficiary refused by the payout provider",
             raw=(recipient.exchange,),
         )
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        operation: str,
-        payload: dict[str, Any] | None = None,
-    ) -> PaystackAnswer:
-        answer = self.client.request(method, path, operation=operation, payload=payload)
-        if answer.http_status is None:
-            logger.warning("paystack %s failed: %s", operation, answer.exchange.error)
-        return answer

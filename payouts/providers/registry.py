@@ -6,9 +6,7 @@ creation, so later calls (dispatch, requery, sweepers) always reach the provider
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.utils.module_loading import import_string
-
+from core.provider_registry import ProviderRegistry, UnknownProviderError
 from payouts.providers.base import PayoutProvider
 
 PROVIDER_CLASSES: dict[str, str] = {
@@ -16,23 +14,19 @@ PROVIDER_CLASSES: dict[str, str] = {
     "paystack": "payouts.providers.paystack.PaystackProvider",
 }
 DEFAULT_PROVIDER_BY_MODE: dict[str, str] = {"test": "sandbox", "live": "paystack"}
+REGISTRY = ProviderRegistry(
+    kind="payout",
+    setting="PAYOUT_PROVIDER_BY_MODE",
+    classes=PROVIDER_CLASSES,
+    default_by_mode=DEFAULT_PROVIDER_BY_MODE,
+)
 
-
-class UnknownProviderError(LookupError):
-    pass
+__all__ = ["UnknownProviderError", "provider_get", "provider_name_for_mode"]
 
 
 def provider_name_for_mode(mode: str) -> str:
-    by_mode = getattr(settings, "PAYOUT_PROVIDER_BY_MODE", None) or DEFAULT_PROVIDER_BY_MODE
-    try:
-        return by_mode[mode]
-    except KeyError:
-        raise UnknownProviderError(f"no payout provider configured for mode {mode!r}") from None
+    return REGISTRY.name_for_mode(mode)
 
 
 def provider_get(name: str) -> PayoutProvider:
-    try:
-        path = PROVIDER_CLASSES[name]
-    except KeyError:
-        raise UnknownProviderError(f"unknown payout provider {name!r}") from None
-    return import_string(path)()
+    return REGISTRY.build(name)

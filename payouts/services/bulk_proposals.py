@@ -18,7 +18,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from audit.services import audit_record
 from audit.two_person import distinct_people_check
@@ -38,6 +37,7 @@ from payouts.services import (
     payout_batch_create,
     payout_batch_preview,
 )
+from payouts.services.resolution import proposal_decision_record
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -231,14 +231,6 @@ def _open_batch_proposal_lock(*, proposal_id: int, decider: User) -> PayoutBatch
     return proposal
 
 
-def _decide(proposal: PayoutBatchProposal, *, decision: str, decider: User, note: str) -> None:
-    proposal.decision = decision
-    proposal.decided_by = decider
-    proposal.decided_at = timezone.now()
-    proposal.decision_note = note
-    proposal.save(update_fields=["decision", "decided_by", "decided_at", "decision_note", "batch"])
-
-
 @transaction.atomic
 def payout_batch_proposal_approve(
     *,
@@ -279,11 +271,12 @@ def payout_batch_proposal_approve(
     )
     batch = result.batch
     proposal.batch = batch
-    _decide(
+    proposal_decision_record(
         proposal,
         decision=ResolutionDecision.APPROVED,
         decider=approver,
         note=(note or "").strip(),
+        also_save=("batch",),
     )
     audit_record(
         actor=approver,
@@ -322,7 +315,9 @@ def payout_batch_proposal_reject(
             "is required"
         )
     proposal = _open_batch_proposal_lock(proposal_id=proposal_id, decider=approver)
-    _decide(proposal, decision=ResolutionDecision.REJECTED, decider=approver, note=note)
+    proposal_decision_record(
+        proposal, decision=ResolutionDecision.REJECTED, decider=approver, note=note
+    )
     audit_record(
         actor=approver,
         action=ACTION_REJECT,

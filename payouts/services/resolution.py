@@ -15,6 +15,7 @@ from audit.two_person import distinct_people_check
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from payouts.models import (
     Payout,
+    PayoutBatchProposal,
     PayoutResolution,
     PayoutResolutionProposal,
     PayoutStatus,
@@ -231,14 +232,22 @@ def _open_proposal_lock(
     return payout, proposal
 
 
-def _proposal_decide(
-    proposal: PayoutResolutionProposal, *, decision: str, decider: User, note: str
+def proposal_decision_record(
+    proposal: PayoutResolutionProposal | PayoutBatchProposal,
+    *,
+    decision: str,
+    decider: User,
+    note: str,
+    also_save: tuple[str, ...] = (),
 ) -> None:
+    """Records a two-person proposal's decision (``also_save``: other fields the caller set)."""
     proposal.decision = decision
     proposal.decided_by = decider
     proposal.decided_at = timezone.now()
     proposal.decision_note = note
-    proposal.save(update_fields=["decision", "decided_by", "decided_at", "decision_note"])
+    proposal.save(
+        update_fields=["decision", "decided_by", "decided_at", "decision_note", *also_save]
+    )
 
 
 @transaction.atomic
@@ -269,7 +278,9 @@ def payout_resolution_approve(
         reason=proposal.reason,
         resolved_by=approver,
     )
-    _proposal_decide(proposal, decision=ResolutionDecision.APPROVED, decider=approver, note=note)
+    proposal_decision_record(
+        proposal, decision=ResolutionDecision.APPROVED, decider=approver, note=note
+    )
     audit_record(
         actor=approver,
         action="payouts.payout.resolution_approve",
@@ -299,7 +310,9 @@ def payout_resolution_reject(
     ``payout_resolution_approve``."""
     note = _resolution_reason_clean(note, field="note")
     payout, proposal = _open_proposal_lock(proposal_id=proposal_id, decider=approver)
-    _proposal_decide(proposal, decision=ResolutionDecision.REJECTED, decider=approver, note=note)
+    proposal_decision_record(
+        proposal, decision=ResolutionDecision.REJECTED, decider=approver, note=note
+    )
     audit_record(
         actor=approver,
         action="payouts.payout.resolution_reject",

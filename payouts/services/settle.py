@@ -80,24 +80,44 @@ class PayoutFinalEffects:
             payouts_final.send(sender=Payout, payouts=self.final_payouts)
 
 
+def _payout_final(
+    payout: Payout,
+    *,
+    status: str,
+    now: datetime,
+    error_message: str | None,
+    settlement: ReservationSettlement,
+    effects: PayoutFinalEffects,
+) -> None:
+    """The payout reaches the final ``status`` at ``now`` and is not requeried again; the
+    ``settlement`` of its reservation and its event follow when ``effects`` are applied."""
+    payout_transition(payout=payout, to_status=status)
+    payout.completed_at = now
+    payout.next_requery_at = None
+    payout.error_message = error_message
+    effects.settlements.append(settlement)
+    effects.final_payouts.append(payout)
+
+
 def payout_succeed(payout: Payout, *, now: datetime, effects: PayoutFinalEffects) -> None:
     """``successful``: the reserved total debit is captured and the event recorded when
     ``effects`` are applied."""
-    payout_transition(payout=payout, to_status=PayoutStatus.SUCCESSFUL)
-    payout.completed_at = now
-    payout.next_requery_at = None
-    payout.error_message = None
-    effects.settlements.append(
-        ReservationSettlement(
-            kind=ReservationSettlementKind.CAPTURE,
-            wallet_id=payout.wallet_id,
-            amount=payout.amount,
-            fee_amount=payout.fee_amount,
-            reference=payout.internal_reference,
-            payout_id=payout.pk,
-        )
+    capture = ReservationSettlement(
+        kind=ReservationSettlementKind.CAPTURE,
+        wallet_id=payout.wallet_id,
+        amount=payout.amount,
+        fee_amount=payout.fee_amount,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
     )
-    effects.final_payouts.append(payout)
+    _payout_final(
+        payout,
+        status=PayoutStatus.SUCCESSFUL,
+        now=now,
+        error_message=None,
+        settlement=capture,
+        effects=effects,
+    )
 
 
 def payout_fail(
@@ -105,20 +125,21 @@ def payout_fail(
 ) -> None:
     """``failed`` with ``message`` (or ``DEFAULT_FAILURE_MESSAGE``): the reserved total debit is
     released and the event recorded when ``effects`` are applied."""
-    payout_transition(payout=payout, to_status=PayoutStatus.FAILED)
-    payout.completed_at = now
-    payout.next_requery_at = None
-    payout.error_message = (message or DEFAULT_FAILURE_MESSAGE)[:255]
-    effects.settlements.append(
-        ReservationSettlement(
-            kind=ReservationSettlementKind.RELEASE,
-            wallet_id=payout.wallet_id,
-            amount=payout.total_debit_amount,
-            reference=payout.internal_reference,
-            payout_id=payout.pk,
-        )
+    release = ReservationSettlement(
+        kind=ReservationSettlementKind.RELEASE,
+        wallet_id=payout.wallet_id,
+        amount=payout.total_debit_amount,
+        reference=payout.internal_reference,
+        payout_id=payout.pk,
     )
-    effects.final_payouts.append(payout)
+    _payout_final(
+        payout,
+        status=PayoutStatus.FAILED,
+        now=now,
+        error_message=(message or DEFAULT_FAILURE_MESSAGE)[:255],
+        settlement=release,
+        effects=effects,
+    )
 
 
 def _make_ambiguous(payout: Payout, *, now: datetime) -> None:

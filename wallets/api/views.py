@@ -13,9 +13,7 @@ from django.http import Http404, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
-    OpenApiParameter,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer
@@ -24,11 +22,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, PaginationField, paginate
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
 from core.api.parsers import json_body_load
 from core.api.renderers import EnvelopeJSONRenderer
 from core.api.request_text import request_text_check
-from core.api.responses import EnvelopeResponse, response_example
+from core.api.responses import EnvelopeResponse, page_response, response_example
 from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, NotFoundError
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
@@ -103,29 +101,15 @@ class WalletLedgerListApi(MerchantApi):
             "balances after it. The sum of the deltas is the wallet's balance."
         ),
         examples=examples.LEDGER_EXAMPLES,
-        parameters=[
-            OpenApiParameter("page", int, description="default 1"),
-            OpenApiParameter("limit", int, description="1 to 200, default 50"),
-        ],
-        responses=inline_serializer(
-            "LedgerPage",
-            {
-                "items": LedgerEntryOutputSerializer(many=True),
-                "pagination": PaginationField(),
-            },
-        ),
+        parameters=[*PAGE_PARAMETERS],
+        responses=page_schema("LedgerPage", LedgerEntryOutputSerializer(many=True)),
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        params = PageParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
+        params = page_params(request.query_params)
         wallet = wallet_get(merchant=self.merchant(request), mode=self.mode(request))
-        page = paginate(ledger_entry_list(wallet=wallet), **params.validated_data)
-        return EnvelopeResponse(
-            {
-                "items": LedgerEntryOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message="Ledger entries retrieved successfully",
+        page = paginate(ledger_entry_list(wallet=wallet), **params)
+        return page_response(
+            page, LedgerEntryOutputSerializer, message="Ledger entries retrieved successfully"
         )
 
 

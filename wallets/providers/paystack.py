@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import logging
 
-import requests
-from django.conf import settings
-
-from integrations.paystack import PaystackClient, RetryLater
+from integrations.paystack import PaystackAdapter, RetryLater
 from wallets.providers.base import (
     AccountNotResolvedError,
     AccountResolution,
@@ -28,25 +25,9 @@ OPERATION = "paystack.resolve_account"
 CONNECT_TIMEOUT_MAX_SECONDS = 3.0
 
 
-class PaystackNameEnquiryProvider:
-    name = "paystack"
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        timeout_seconds = timeout_seconds or settings.PAYSTACK_TIMEOUT_SECONDS
-        self.client = PaystackClient(
-            base_url=base_url,
-            secret_key=secret_key,
-            timeout_seconds=timeout_seconds,
-            connect_timeout_seconds=min(timeout_seconds, CONNECT_TIMEOUT_MAX_SECONDS),
-            session=session,
-        )
+class PaystackNameEnquiryProvider(PaystackAdapter):
+    def connect_timeout_seconds(self, timeout_seconds: float) -> float | None:
+        return min(timeout_seconds, CONNECT_TIMEOUT_MAX_SECONDS)
 
     def resolve_account(
         self, *, account_number: str, bank_code: str, reference: str

@@ -8,13 +8,12 @@ from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, PaginationField, paginate
-from core.api.responses import EnvelopeResponse, envelope_example
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
+from core.api.responses import EnvelopeResponse, envelope_example, page_example, page_response
 from core.api.schema_components import ApiTag
 from webhooks.api.serializers import (
     EventDetailSerializer,
@@ -151,38 +150,20 @@ class EventListApi(MerchantApi):
         operation_id="event_list",
         summary="List the events sent to your server",
         parameters=[
-            OpenApiParameter("page", int, description="default 1"),
-            OpenApiParameter("limit", int, description="1 to 200, default 50"),
+            *PAGE_PARAMETERS,
             EventListParamsSerializer,
         ],
-        responses=inline_serializer(
-            "EventPage",
-            {"items": EventListItemSerializer(many=True), "pagination": PaginationField()},
-        ),
+        responses=page_schema("EventPage", EventListItemSerializer(many=True)),
         examples=[
             OpenApiExample(
                 "a page of events",
                 response_only=True,
-                value=envelope_example(
-                    {
-                        "items": [_EXAMPLE_ITEM],
-                        "pagination": {
-                            "page": 1,
-                            "limit": 50,
-                            "total": 1,
-                            "total_pages": 1,
-                            "has_next_page": False,
-                            "has_previous_page": False,
-                        },
-                    },
-                    LIST_MESSAGE,
-                ),
+                value=envelope_example(page_example([_EXAMPLE_ITEM]), LIST_MESSAGE),
             )
         ],
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         params = EventListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
@@ -197,15 +178,9 @@ class EventListApi(MerchantApi):
                     reference=filters.get("reference"),
                 ),
             ),
-            **page_params.validated_data,
+            **pages,
         )
-        return EnvelopeResponse(
-            {
-                "items": EventListItemSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message=LIST_MESSAGE,
-        )
+        return page_response(page, EventListItemSerializer, message=LIST_MESSAGE)
 
 
 class EventDetailApi(MerchantApi):

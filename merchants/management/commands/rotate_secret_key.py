@@ -7,11 +7,9 @@ import getpass
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
-from audit.services import audit_record
-from merchants.models import Merchant, Mode, SecretKey
-from merchants.services import secret_key_rotate
+from merchants.models import Merchant, Mode
+from merchants.services import secret_key_rotate_recorded
 
 
 class Command(BaseCommand):
@@ -35,20 +33,11 @@ class Command(BaseCommand):
         if merchant.is_platform:
             raise CommandError(f"merchant {merchant.pk} is the platform merchant: it has no keys")
         mode = options["mode"]
-        with transaction.atomic():
-            old_prefix = (
-                SecretKey.objects.filter(merchant=merchant, mode=mode, revoked_at__isnull=True)
-                .values_list("prefix", flat=True)
-                .first()
-            )
-            issued = secret_key_rotate(merchant=merchant, mode=mode)
-            audit_record(
-                actor=f"manage.py rotate_secret_key ({getpass.getuser()})",
-                action="merchants.merchant.rotate_secret_key",
-                obj=merchant,
-                before={"mode": mode, "key_prefix": old_prefix},
-                after={"mode": mode, "key_prefix": issued.secret_key.prefix},
-                reason=options["reason"],
-            )
+        issued = secret_key_rotate_recorded(
+            merchant=merchant,
+            mode=mode,
+            actor=f"manage.py rotate_secret_key ({getpass.getuser()})",
+            reason=options["reason"],
+        )
         self.stdout.write(issued.plaintext)
         self.stderr.write(f"rotated {mode} key of merchant {merchant.pk}; the old key is revoked")

@@ -9,13 +9,12 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from core.commands import OpsCommand
-from core.exceptions import ApplicationError
-from payouts.selectors import payout_find
-from payouts.services import DEFAULT_SWEEP_LIMIT, payout_dispatch_now, payouts_dispatch_stuck
+from payouts.management.commands._one_or_sweep import OneOrSweepCommand
+from payouts.models import Payout
+from payouts.services import payout_dispatch_now, payouts_dispatch_stuck
 
 
-class Command(OpsCommand):
+class Command(OneOrSweepCommand):
     help = (
         "Dispatch reserved payouts whose dispatch was lost (older than --older-than seconds, "
         "default PAYOUT_DISPATCH_STUCK_AFTER) and processing payouts whose claim went stale, or "
@@ -23,59 +22,29 @@ class Command(OpsCommand):
         "Dispatch is idempotent. Prints what it considered, what it did and what waits; exits 1 "
         "if any dispatch failed."
     )
+    verb, verb_s, verb_ing, verb_plural = "dispatch", "dispatches", "dispatching", "dispatch(es)"
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_sweep_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--older-than", type=int, default=None, help="seconds")
-        parser.add_argument("--limit", type=int, default=DEFAULT_SWEEP_LIMIT)
-        parser.add_argument(
-            "--enqueue",
-            action="store_true",
-            help="hand each payout to the Celery workers instead of dispatching here",
-        )
-        parser.add_argument(
-            "--id",
-            dest="payout",
-            metavar="ID",
-            help="dispatch this payout now (numeric id or internal reference)",
-        )
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        if options["limit"] < 1:
-            raise CommandError("--limit must be at least 1")
+    def check_options(self, options: dict[str, Any]) -> None:
         older_than = options["older_than"]
         if older_than is not None and older_than < 0:
             raise CommandError("--older-than must be zero or more seconds")
-        if options["payout"] is not None:
-            if options["enqueue"]:
-                raise CommandError("--id dispatches here; leave out --enqueue")
-            self._dispatch_one(options["payout"])
-            return
-        report = payouts_dispatch_stuck(
+
+    def sweep(self, options: dict[str, Any]) -> Any:
+        older_than = options["older_than"]
+        return payouts_dispatch_stuck(
             older_than=None if older_than is None else timedelta(seconds=older_than),
             limit=options["limit"],
             enqueue=options["enqueue"],
             progress=self.progress("dispatch", unit="payouts"),
         )
-        self.report(
-            lines=report.summary(),
-            data=report.as_dict(),
-            failure=f"{report.errors} payout dispatch(es) failed; see the log"
-            if report.errors
-            else "",
-        )
 
-    def _dispatch_one(self, identifier: str) -> None:
-        payout = payout_find(identifier=identifier)
-        if payout is None:
-            raise CommandError(f"no payout with id or internal reference {identifier!r}")
-        try:
-            result = payout_dispatch_now(payout=payout, actor=self.actor())
-        except ApplicationError as error:
-            raise CommandError(error.message) from error
-        self.report(
-            lines=result.summary(),
-            data=result.as_dict(),
-            failure="the provider could not be reached; the payout waits for the next attempt"
-            if result.failed
-            else "",
-        )
+    def act_now(self, payout: Payout) -> Any:
+        return payout_dispatch_now(payout=payout, actor=self.actor())
+
+    def now_failure(self, result: Any) -> str:
+        if result.failed:
+            return "the provider could not be reached; the payout waits for the next attempt"
+        return ""

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
-
-from core.commands import OpsCommand
-from core.exceptions import ApplicationError
-from payouts.selectors import payout_find
-from payouts.services import DEFAULT_SWEEP_LIMIT, payout_requery_now, payouts_requery_due
+from payouts.management.commands._one_or_sweep import OneOrSweepCommand
+from payouts.models import Payout
+from payouts.services import payout_requery_now, payouts_requery_due
 
 
-class Command(OpsCommand):
+class Command(OneOrSweepCommand):
     help = (
         "Requery ambiguous and long-dispatched payouts whose next requery time has come "
         "(PAYOUT_AMBIGUOUS_REQUERY_DELAY after becoming ambiguous, then exponential backoff), "
@@ -22,48 +19,14 @@ class Command(OpsCommand):
         "(recorded in the audit trail). Prints what it considered, what it did and what waits; "
         "exits 1 if any requery failed."
     )
+    verb, verb_s, verb_ing, verb_plural = "requery", "requeries", "requerying", "requery(ies)"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--limit", type=int, default=DEFAULT_SWEEP_LIMIT)
-        parser.add_argument(
-            "--enqueue",
-            action="store_true",
-            help="hand each payout to the Celery workers instead of requerying here",
-        )
-        parser.add_argument(
-            "--id",
-            dest="payout",
-            metavar="ID",
-            help="requery this payout now (numeric id or internal reference)",
-        )
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        if options["limit"] < 1:
-            raise CommandError("--limit must be at least 1")
-        if options["payout"] is not None:
-            if options["enqueue"]:
-                raise CommandError("--id requeries here; leave out --enqueue")
-            self._requery_one(options["payout"])
-            return
-        report = payouts_requery_due(
+    def sweep(self, options: dict[str, Any]) -> Any:
+        return payouts_requery_due(
             limit=options["limit"],
             enqueue=options["enqueue"],
             progress=self.progress("requery", unit="payouts"),
         )
-        self.report(
-            lines=report.summary(),
-            data=report.as_dict(),
-            failure=f"{report.errors} payout requery(ies) failed; see the log"
-            if report.errors
-            else "",
-        )
 
-    def _requery_one(self, identifier: str) -> None:
-        payout = payout_find(identifier=identifier)
-        if payout is None:
-            raise CommandError(f"no payout with id or internal reference {identifier!r}")
-        try:
-            result = payout_requery_now(payout=payout, actor=self.actor())
-        except ApplicationError as error:
-            raise CommandError(error.message) from error
-        self.report(lines=result.summary(), data=result.as_dict())
+    def act_now(self, payout: Payout) -> Any:
+        return payout_requery_now(payout=payout, actor=self.actor())
