@@ -45,12 +45,12 @@ from collections_app.checkout import (
     checkout_transfer_simulate,
 )
 from collections_app.models import Channel, CollectionTransaction, PaymentStatus
+from collections_app.provider_verify import transaction_provider_verify
 from collections_app.providers.registry import SANDBOX, collection_provider_name
 from collections_app.selectors import transaction_get_for_checkout
 from collections_app.services import (
     ConfirmationResult,
     transaction_expire,
-    transaction_provider_verify,
 )
 from core.dates import local_clock_text, local_isoformat, local_text
 from core.exceptions import ApplicationError

@@ -21,6 +21,7 @@ from collections_app.api.serializers import (
     TransactionStatusOutputSerializer,
 )
 from collections_app.models import ConfirmationSource
+from collections_app.provider_verify import transaction_provider_verify
 from collections_app.selectors import (
     transaction_get,
     transaction_get_for_provider,
@@ -31,7 +32,6 @@ from collections_app.services import (
     SANDBOX_GATEWAY,
     transaction_confirm,
     transaction_initialize,
-    transaction_provider_verify,
 )
 from collections_app.signals import paystack_event_received
 from core.api.base import ForbiddenMerchantApi
