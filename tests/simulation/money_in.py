@@ -42,7 +42,7 @@ from tests.payment_items.factories import (
 )
 from tests.simulation.world import Script, SimulatedCrash
 from wallets.exceptions import InsufficientBalanceError
-from wallets.models import LedgerEntry, LedgerEntryType, Wallet
+from wallets.models import COLLECTION_CREDIT_TYPES, LedgerEntry, LedgerEntryType, Wallet
 from webhooks.models import Event, EventType
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class MoneyInRules:
         wallet: Wallet
         payout_wallet_ids: list[int]
         _committed: Callable[..., Any]
+        _wallet_exact: Callable[[int], None]
         _create: Callable[..., Payout | None]
         _log: Callable[[str], None]
         _event: Callable[[str], None]
@@ -410,10 +411,19 @@ class MoneyInRules:
 
     def _money_in_fingerprint(self) -> tuple[Any, ...]:
         """Changes whenever money in moved (one statement): the newest platform posting,
-        wallet entry, settlement and refund update, and which collections are settled."""
+        money-in wallet entry (any on the platform's wallet), settlement and refund update, and
+        which collections are settled."""
 
-        def newest(model: Any, field: str) -> Subquery:
-            return Subquery(model.objects.order_by(f"-{field}").values(field)[:1])
+        def newest(rows: Any, field: str) -> Subquery:
+            return Subquery(rows.order_by(f"-{field}").values(field)[:1])
+
+        money_in_entries = LedgerEntry.objects.filter(
+            Q(
+                wallet_id=self.wallet.pk,
+                entry_type__in=(*COLLECTION_CREDIT_TYPES, LedgerEntryType.REFUND),
+            )
+            | Q(wallet_id=self.platform_wallet.pk)
+        )
 
         settled = (
             CollectionTransaction.objects.filter(merchant=self.merchant)
@@ -423,13 +433,18 @@ class MoneyInRules:
             .values("n")[:1]
         )
         row = Wallet.objects.filter(pk=self.wallet.pk).values_list(
-            newest(PlatformLedgerEntry, "id"),
-            newest(LedgerEntry, "id"),
-            newest(Settlement, "id"),
-            newest(Refund, "updated_at"),
+            newest(PlatformLedgerEntry.objects.filter(merchant=self.merchant), "id"),
+            newest(money_in_entries, "id"),
+            newest(Settlement.objects.filter(merchant=self.merchant), "id"),
+            newest(Refund.objects.filter(merchant=self.merchant), "updated_at"),
             Subquery(settled),
         )
         return tuple(row.get())
+
+    @invariant()
+    def steps_are_counted(self) -> None:
+        """Invariants run once after the opening and once after every step."""
+        self.env.stats["steps run (with each sequence's opening)"] += 1
 
     @invariant()
     def money_in_adds_up(self) -> None:
@@ -442,6 +457,7 @@ class MoneyInRules:
         if fingerprint == getattr(self, "_money_in_checked", None):
             return
         self._money_in_checked = fingerprint
+        self._wallet_exact(self.platform_wallet.pk)
         mine = platform_balances(mode=Mode.TEST, merchant_id=self.merchant.pk)
         owed = mine[PlatformAccount.OWED_MERCHANTS]
         assert owed >= 0, f"owed to the merchant {owed} < 0"
@@ -559,6 +575,7 @@ class MoneyInRules:
         )
 
     def _money_in_final_checks(self) -> None:
+        self._money_in_checked = None
         self.money_in_adds_up()
         pending = Refund.objects.filter(merchant=self.merchant, status=RefundStatus.PENDING)
         assert not pending.exists(), f"refunds never final: {list(pending.values_list('pk'))}"
