@@ -100,6 +100,14 @@ class LedgerEntryType(models.TextChoices):
     SUBACCOUNT_SHARES = "subaccount_shares", "Subaccount shares"
 
 
+# Collected money credited to a wallet (``wallets.services.wallet_collection_credit``).
+COLLECTION_CREDIT_TYPES: tuple[str, ...] = (
+    LedgerEntryType.SETTLEMENT,
+    LedgerEntryType.REFUND_REVERSAL,
+    LedgerEntryType.SUBACCOUNT_SHARES,
+)
+
+
 class LedgerEntryImmutableError(Exception):
     """Ledger entries are append-only: they are never updated or deleted."""
 

@@ -17,7 +17,15 @@ from django.utils import timezone
 from core.exceptions import ApplicationError, NotFoundError
 from core.memo import LocalMemo
 from core.money import CURRENCY_NGN, format_amount, format_amount_display, round_amount
-from wallets.models import Bank, FeeSchedule, FeeTier, LedgerEntry, LedgerEntryType, Wallet
+from wallets.models import (
+    COLLECTION_CREDIT_TYPES,
+    Bank,
+    FeeSchedule,
+    FeeTier,
+    LedgerEntry,
+    LedgerEntryType,
+    Wallet,
+)
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -60,7 +68,8 @@ def ledger_entry_list(*, wallet: Wallet) -> QuerySet[LedgerEntry]:
 
 @dataclass(frozen=True)
 class WalletTotals:
-    """Money in, money out and where the rest sits: available + reserved + captured == funded."""
+    """Money in, money out and where the rest sits:
+    available + reserved + captured + refunded == funded + credited."""
 
     funded: Decimal
     captured: Decimal  # paid out for good: captured payouts and fees, less what was returned
@@ -68,13 +77,17 @@ class WalletTotals:
     reserved: Decimal
     ledger_available: Decimal
     ledger_reserved: Decimal
+    # Collected money credited: settlements, failed refunds put back, subaccount shares.
+    credited: Decimal = ZERO
+    refunded: Decimal = ZERO  # refunds to customers taken from the wallet
 
     @property
     def balanced(self) -> bool:
         return (
             self.available == self.ledger_available
             and self.reserved == self.ledger_reserved
-            and self.available + self.reserved + self.captured == self.funded
+            and self.available + self.reserved + self.captured + self.refunded
+            == self.funded + self.credited
         )
 
 
@@ -88,6 +101,8 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         captured_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_DEBIT)),
         returned_amount=Sum("amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_RETURN)),
         returned_fee=Sum("fee_amount", filter=Q(entry_type=LedgerEntryType.PAYOUT_RETURN)),
+        credited=Sum("amount", filter=Q(entry_type__in=COLLECTION_CREDIT_TYPES)),
+        refunded=Sum("amount", filter=Q(entry_type=LedgerEntryType.REFUND)),
     )
     fresh = Wallet.objects.values("available_balance", "reserved_balance").get(pk=wallet.pk)
     sums = {name: value or ZERO for name, value in sums.items()}
@@ -101,6 +116,8 @@ def wallet_totals(*, wallet: Wallet) -> WalletTotals:
         reserved=fresh["reserved_balance"],
         ledger_available=sums["ledger_available"],
         ledger_reserved=sums["ledger_reserved"],
+        credited=sums["credited"],
+        refunded=sums["refunded"],
     )
 
 

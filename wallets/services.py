@@ -31,6 +31,7 @@ from wallets.exceptions import (
     WalletInactiveError,
 )
 from wallets.models import (
+    COLLECTION_CREDIT_TYPES,
     FundingSource,
     FundingTransfer,
     LedgerEntry,
@@ -573,13 +574,8 @@ def wallet_return(
 
 
 # --- Settlement and refunds --------------------------------------------------------------------
-
-# What each collection-side writer may record; the type says which way the money moves.
-COLLECTION_CREDIT_TYPES: tuple[str, ...] = (
-    LedgerEntryType.SETTLEMENT,
-    LedgerEntryType.REFUND_REVERSAL,
-    LedgerEntryType.SUBACCOUNT_SHARES,
-)
+# What each collection-side writer may record (``COLLECTION_CREDIT_TYPES``); the type says
+# which way the money moves.
 
 
 def wallet_collection_credit(

@@ -47,6 +47,7 @@ from payouts import tasks as payout_tasks
 from payouts.models import FINAL_STATUSES, PENDING_STATUSES, Payout, PayoutStatus
 from tests.merchants.factories import WebhookSettingsFactory
 from tests.payment_items.factories import PaymentItemFactory
+from tests.simulation.money_in import MONEY_IN_TASKS, MoneyInRules
 from tests.simulation.world import (
     CrashPoint,
     ProviderHandle,
@@ -114,7 +115,7 @@ def _confirm(collection: CollectionTransaction, **kwargs: Any) -> Any:
     return collection_services.transaction_confirm(collection=collection, **kwargs)
 
 
-class MoneyCoreMachine(RuleBasedStateMachine):
+class MoneyCoreMachine(MoneyInRules, RuleBasedStateMachine):
     payouts = Bundle("payouts")
     funding_refs = Bundle("funding_refs")
     keys = Bundle("keys")
@@ -146,6 +147,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         account = merchant_create(name=f"Sim {number}", email=f"sim{number}@example.com")
         self.merchant = account.merchant
         self.wallet = wallet_get(merchant=self.merchant, mode=Mode.TEST)
+        self.payout_wallet_ids = [self.wallet.pk]
         WebhookSettingsFactory(merchant=self.merchant, mode=Mode.TEST, url=HOOK_URL)
         self.item = PaymentItemFactory(merchant=self.merchant, mode=Mode.TEST, amount=ITEM_PRICE)
         self.finance = get_user_model().objects.create_user(username=f"finance-{number}")
@@ -156,6 +158,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
                 reference=f"SIM-OPENING-{number}",
             )
         )
+        self._money_in_open()
 
     def _log(self, text: str) -> None:
         self.env.history.append(f"[{self.env.clock.now():%H:%M:%S}] {text}")
@@ -491,7 +494,8 @@ class MoneyCoreMachine(RuleBasedStateMachine):
             provider.crash_next_initiate = None
             receiver.crash_next = False
         self._log(f"worker ran {message} → {outcome}")
-        self._event(f"{message.task_name.rsplit('.', 1)[-1]} → {outcome}")
+        label = "a settlement" if str(outcome).startswith("STL_") else outcome
+        self._event(f"{message.task_name.rsplit('.', 1)[-1]} → {label}")
         if duplicate:  # at-least-once: the same message again
             broker.publish(message.task_name, message.args, message.kwargs)
 
@@ -548,20 +552,22 @@ class MoneyCoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def wallet_is_exact(self) -> None:
-        if not hasattr(self, "wallet"):
-            return
-        totals = wallet_totals(wallet=self.wallet)
-        name = f"wallet {self.wallet.pk}"
+        if hasattr(self, "wallet"):
+            self._wallet_exact(self.wallet.pk)
+
+    def _wallet_exact(self, wallet_id: int) -> None:
+        """Also the platform's wallet (``money_in``), where subaccount shares wait."""
+        totals = wallet_totals(wallet=type(self.wallet)(pk=wallet_id))
+        name = f"wallet {wallet_id}"
         assert totals.available >= 0 and totals.reserved >= 0, f"{name}: negative balance"
-        assert totals.available == totals.ledger_available, f"{name}: available ≠ ledger"
-        assert totals.reserved == totals.ledger_reserved, f"{name}: reserved ≠ ledger"
-        assert totals.available + totals.reserved + totals.captured == totals.funded, (
-            f"{name}: available + reserved + captured ≠ funded ({totals})"
+        assert totals.balanced, (
+            f"{name}: available + reserved + captured + refunded ≠ funded + credited, "
+            f"or a balance ≠ its ledger ({totals})"
         )
         pending_total = sum(
-            Payout.objects.filter(
-                wallet_id=self.wallet.pk, status__in=PENDING_STATUSES
-            ).values_list("total_debit_amount", flat=True),
+            Payout.objects.filter(wallet_id=wallet_id, status__in=PENDING_STATUSES).values_list(
+                "total_debit_amount", flat=True
+            ),
             Decimal("0.00"),
         )
         assert totals.reserved == pending_total, (
@@ -574,12 +580,14 @@ class MoneyCoreMachine(RuleBasedStateMachine):
             return
         entries: dict[int, dict[str, int]] = defaultdict(dict)
         for row in (
-            LedgerEntry.objects.filter(wallet_id=self.wallet.pk, payout_id__isnull=False)
+            LedgerEntry.objects.filter(
+                wallet_id__in=self.payout_wallet_ids, payout_id__isnull=False
+            )
             .values("payout_id", "entry_type")
             .annotate(n=Count("id"))
         ):
             entries[row["payout_id"]][row["entry_type"]] = row["n"]
-        rows = Payout.objects.filter(wallet_id=self.wallet.pk).values_list(
+        rows = Payout.objects.filter(wallet_id__in=self.payout_wallet_ids).values_list(
             "pk", "status", "next_requery_at", "internal_reference"
         )
         for payout_id, status, next_requery, reference in rows:
@@ -623,6 +631,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         assert not applied_paid.exists(), f"paid more than once: {list(applied_paid)}"
         events = (
             Event.objects.filter(merchant=self.merchant)
+            .exclude(transaction=None, payout=None)
             .values("transaction_id", "payout_id", "event_type")
             .annotate(n=Count("id"))
             .filter(n__gt=1)
@@ -650,6 +659,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
         env.receiver.answers.clear()
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
+            self._money_in_drain_round()
             self.beat_dispatch_round()
             self.beat_dispatch_stuck()
             self.beat_requery_due()
@@ -660,7 +670,7 @@ class MoneyCoreMachine(RuleBasedStateMachine):
                     break
                 self._deliver(due[0])
             for payout in Payout.objects.filter(
-                wallet_id=self.wallet.pk, status=PayoutStatus.AMBIGUOUS
+                wallet_id__in=self.payout_wallet_ids, status=PayoutStatus.AMBIGUOUS
             ):
                 truth = env.provider.truth(payout.internal_reference)
                 if truth is None:  # the statement proves the transfer never happened
@@ -672,9 +682,11 @@ class MoneyCoreMachine(RuleBasedStateMachine):
                             resolved_by=self.finance,
                         )
                     )
-            pending = Payout.objects.filter(
-                wallet_id=self.wallet.pk, status__in=PENDING_STATUSES
-            ).exists()
+            pending = self._money_in_busy() or (
+                Payout.objects.filter(
+                    wallet_id__in=self.payout_wallet_ids, status__in=PENDING_STATUSES
+                ).exists()
+            )
             deliveries = WebhookDelivery.objects.filter(
                 event__merchant=self.merchant, status=DeliveryStatus.PENDING
             ).exists()
@@ -682,19 +694,14 @@ class MoneyCoreMachine(RuleBasedStateMachine):
                 break
         self.wallet_is_exact()
         self.payouts_settle_once_and_have_a_way_out()
-        stuck = list(
-            Payout.objects.filter(
-                wallet_id=self.wallet.pk, status__in=PENDING_STATUSES
-            ).values_list("pk", "status")
-        )
+        self._money_in_final_checks()
+        payouts = Payout.objects.filter(wallet_id__in=self.payout_wallet_ids)
+        stuck = list(payouts.filter(status__in=PENDING_STATUSES).values_list("pk", "status"))
         assert not stuck, f"payouts never reached a final status: {stuck}"
-        for status in Payout.objects.filter(wallet_id=self.wallet.pk).values_list(
-            "status", flat=True
+        for payout_id, status, reference in payouts.values_list(
+            "pk", "status", "internal_reference"
         ):
             self._event(f"payout ended {status}")
-        for payout_id, status, reference in Payout.objects.filter(
-            wallet_id=self.wallet.pk
-        ).values_list("pk", "status", "internal_reference"):
             truth = env.provider.truth(reference)
             expected = {"success": PayoutStatus.SUCCESSFUL, "failed": PayoutStatus.FAILED}
             assert status == expected.get(truth, PayoutStatus.FAILED), (
@@ -734,20 +741,6 @@ def receiver_callback(receiver: WebhookReceiver) -> Any:
     return answer
 
 
-def _publisher(broker: SimBroker, name: str) -> Any:
-    def apply_async(args: Any = (), kwargs: Any = None, **options: Any) -> None:
-        broker.publish(name, tuple(args or ()), dict(kwargs or {}), **options)
-
-    return apply_async
-
-
-def _delayer(broker: SimBroker, name: str) -> Any:
-    def delay(*args: Any, **kwargs: Any) -> None:
-        broker.publish(name, args, kwargs)
-
-    return delay
-
-
 def environment_open(
     *, seed: int, monkeypatch: Any, settings: Any, mock: responses.RequestsMock
 ) -> Environment:
@@ -780,6 +773,7 @@ def environment_open(
             payout_tasks.payouts_dispatch_round_task,
             payout_tasks.payout_requery_task,
             webhook_tasks.webhook_delivery_send_task,
+            *MONEY_IN_TASKS,
         )
     }
     for task in tasks.values():

@@ -132,6 +132,8 @@ class ScriptedProvider:
 
     name: str = "simulated"
     scripts: dict[str, Script] = field(default_factory=dict)
+    # The script of an unscripted transfer to this account (a subaccount's bank).
+    account_scripts: dict[str, Script] = field(default_factory=dict)
     transfers: dict[str, Transfer] = field(default_factory=dict)
     arrivals: Counter[str] = field(default_factory=Counter)
     initiate_calls: Counter[str] = field(default_factory=Counter)
@@ -140,6 +142,7 @@ class ScriptedProvider:
 
     def reset(self) -> None:
         self.scripts.clear()
+        self.account_scripts.clear()
         self.transfers.clear()
         self.arrivals.clear()
         self.initiate_calls.clear()
@@ -160,6 +163,8 @@ class ScriptedProvider:
         crash, self.crash_next_initiate = self.crash_next_initiate, None
         if crash == CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER:
             raise SimulatedCrash(crash)
+        if reference not in self.scripts and request.account_number in self.account_scripts:
+            self.scripts[reference] = self.account_scripts[request.account_number]
         script = self.scripts.get(reference, Script.SUCCESS)
         first_call = self.initiate_calls[reference] == 1
         if script == Script.NOT_SENT_THEN_SUCCESS and first_call and not self.healed:

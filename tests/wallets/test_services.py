@@ -314,6 +314,37 @@ def test_totals_reflect_a_mixed_history(test_wallet, fund) -> None:
     assert (totals.ledger_available, totals.ledger_reserved) == (D("890.00"), D("0.00"))
 
 
+def test_totals_count_collection_credits_and_refund_debits(test_wallet, fund) -> None:
+    from django.db import transaction
+
+    from wallets.services import wallet_collection_credit, wallet_refund_debit
+
+    fund(test_wallet, "100.00")
+    with transaction.atomic():
+        wallet = wallet_lock(wallet_id=test_wallet.pk)
+        wallet_collection_credit(
+            wallet=wallet, entry_type=LedgerEntryType.SETTLEMENT, amount=D("700.00"), reference="S"
+        )
+        wallet_refund_debit(wallet=wallet, amount=D("300.00"), reference="R")
+        wallet_collection_credit(
+            wallet=wallet,
+            entry_type=LedgerEntryType.REFUND_REVERSAL,
+            amount=D("120.00"),
+            reference="R",
+        )
+    totals = wallet_totals(wallet=test_wallet)
+    assert (totals.funded, totals.credited, totals.refunded) == (
+        D("100.00"),
+        D("820.00"),
+        D("300.00"),
+    )
+    assert totals.available == D("620.00")
+    assert totals.balanced
+    # A balance that moved without its entry is caught.
+    type(test_wallet).objects.filter(pk=test_wallet.pk).update(available_balance=D("621.00"))
+    assert not wallet_totals(wallet=test_wallet).balanced
+
+
 def test_test_and_live_wallets_are_independent(test_wallet, live_wallet, fund) -> None:
     fund(test_wallet, "10.00")
     live_wallet.refresh_from_db()
