@@ -554,12 +554,16 @@ def refunds_check_due(
     *, now: datetime | None = None, limit: int = DEFAULT_SWEEP_LIMIT
 ) -> RefundSweepReport:
     """Beat: queues a send (or a requery) of every pending refund whose next check has come,
-    oldest due first: ones whose send task was lost, ones the provider has not answered for
-    yet, ones still pending at the provider (with backoff)."""
+    oldest due first: ones whose send task was lost (not sent a lease after their creation),
+    ones the provider has not answered for yet, ones still pending at the provider (with
+    backoff)."""
     now = now or timezone.now()
     due = list(
         Refund.objects.filter(status=RefundStatus.PENDING)
         .filter(Q(next_check_at__isnull=True) | Q(next_check_at__lte=now))
+        # A refund never sent is left to the send queued when it was created for one lease:
+        # only then is that task taken for lost.
+        .exclude(sent_at__isnull=True, created_at__gt=now - _send_lease())
         .order_by("next_check_at")
         .values_list("pk", flat=True)[:limit]
     )

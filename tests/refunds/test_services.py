@@ -3,9 +3,12 @@ answers and where a failed refund's money goes back."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
 from collections_app.models import CollectionTransaction, PaymentStatus
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
@@ -481,8 +484,10 @@ def test_sweeper_queues_refunds_due(merchant: Merchant, monkeypatch) -> None:  #
     )
     collection = paid_collection(merchant=merchant)
     refund = create(merchant, collection, amount=Decimal("20.00")).refund
+    assert refunds_check_due().due == 0  # its own send, queued at creation, comes first
+    lease_later = timezone.now() + timedelta(seconds=settings.REFUND_SEND_LEASE_SECONDS + 1)
 
-    report = refunds_check_due()
+    report = refunds_check_due(now=lease_later)
 
     assert report.due == 1
     assert queued == [refund.pk]

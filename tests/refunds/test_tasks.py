@@ -4,12 +4,15 @@ random sequences of payments, refunds, provider outcomes and settlements."""
 from __future__ import annotations
 
 import contextlib
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Sum
 from django.test import override_settings
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +96,10 @@ def test_sweeper_task_queues_due_refunds(merchant, monkeypatch) -> None:  # type
         idempotency_key="k",
         initiated_by="test",
     ).refund
+    # Created a lease ago and never sent: the send queued at its creation was lost.
+    Refund.objects.filter(pk=refund.pk).update(
+        created_at=timezone.now() - timedelta(seconds=django_settings.REFUND_SEND_LEASE_SECONDS + 1)
+    )
 
     assert tasks.refunds_check_due_task.run() == 1
     assert queued == [refund.pk]
