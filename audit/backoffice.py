@@ -7,7 +7,8 @@
   record every change, as for users and TOTP devices: ``audit.signals``); the admin's own pages
   (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
   above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
-  changes only through services, without Django's save and delete buttons).
+  changes only through services, without Django's save and delete buttons; ``detail_read_only``:
+  such a record with no buttons at all).
 * ``one_selected_page``: an action that opens a page about exactly one selected row.
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
@@ -102,6 +103,9 @@ class BackOfficeAdminMixin:
     model: type[Any]
     # Off where the model's own signals record every change with the request's user.
     audit_form_changes: bool = True
+    # On for records that change only through services and whose page offers no buttons of its
+    # own (``detail_buttons`` answers none rather than Django's form buttons).
+    detail_read_only: bool = False
 
     # --- who may do what ------------------------------------------------------------------
 
@@ -141,8 +145,9 @@ class BackOfficeAdminMixin:
         self, request: HttpRequest, object_id: str
     ) -> Sequence[tuple[str, str]] | None:
         """For a record that changes only through services, the buttons (label, url) this user
-        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons."""
-        return None
+        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons
+        (none at all with ``detail_read_only``)."""
+        return () if self.detail_read_only else None
 
     def change_view(
         self,
