@@ -8,7 +8,7 @@
   (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
   above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
   changes only through services, without Django's save and delete buttons; ``detail_read_only``:
-  such a record with no buttons at all).
+  such a record with no buttons at all; ``ServiceRecordsAdmin``: the admin of such records).
 * ``one_selected_page``: an action that opens a page about exactly one selected row.
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
@@ -39,6 +39,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from audit.services import audit_record
+from core.admin import ReadOnlyAdminMixin
 from core.exceptions import ApplicationError
 
 REASON_MIN_LENGTH = 10
@@ -264,6 +265,17 @@ class BackOfficeAdminMixin:
             for obj in queryset:
                 self._deletion_record(request, obj)
         super().delete_queryset(request, queryset)  # type: ignore[misc]
+
+
+class ServiceRecordsAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """The back office of records that change only through services: viewed, never added,
+    edited or deleted through the admin's forms (``ReadOnlyAdminMixin``); the list and the
+    record's page in the back-office frames, the page with none of Django's form buttons
+    (``detail_read_only``; ``detail_buttons`` names the admin's own)."""
+
+    change_form_template = "admin/backoffice/change_form.html"
+    change_list_template = "admin/backoffice/change_list.html"
+    detail_read_only = True
 
 
 # --- Read-only detail pages ---------------------------------------------------------------

@@ -20,10 +20,10 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
+from audit.backoffice import ServiceRecordsAdmin, page_context, service_run
 from audit.services import audit_record
 from collections_app.models import CollectionTransaction
-from core.admin import ReadOnlyAdminMixin, money_column, status_badge, time_column
+from core.admin import money_column, status_badge, time_column
 from core.money import AmountError, parse_amount
 from refunds.models import Refund
 from refunds.services import refund_create, refund_summary
@@ -63,9 +63,7 @@ class RefundCollectionForm(forms.Form):
 
 
 @admin.register(Refund)
-class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_form_template = "admin/backoffice/change_form.html"
-    change_list_template = "admin/backoffice/change_list.html"
+class RefundAdmin(ServiceRecordsAdmin):
     list_display = (
         "created_display",
         "refund_id",
@@ -81,7 +79,6 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     search_help_text = "Refund id, transaction reference or provider reference (exact)."
     list_select_related = ("merchant", "collection")
     exclude = ("request_fingerprint",)
-    detail_read_only = True
 
     created_display = time_column("created_at", "created")
 

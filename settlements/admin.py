@@ -32,7 +32,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from audit.backoffice import (
-    BackOfficeAdminMixin,
+    ServiceRecordsAdmin,
     action_confirmation,
     confirmation_form,
     page_context,
@@ -119,9 +119,7 @@ class SettlementShareInline(ShareColumns, ReadOnlyAdminMixin, admin.TabularInlin
 
 
 @admin.register(Settlement)
-class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_form_template = "admin/backoffice/change_form.html"
-    change_list_template = "admin/backoffice/change_list.html"
+class SettlementAdmin(ServiceRecordsAdmin):
     list_display = (
         "settled_display",
         "settlement_id",
@@ -166,7 +164,6 @@ class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
         "created_at",
     )
     readonly_fields = fields
-    detail_read_only = True
 
     def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
         if not self.user_has(request, PLATFORM_LEDGER_PERMISSION):
@@ -204,10 +201,7 @@ class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
 
 
 @admin.register(SettlementShare)
-class SettlementShareAdmin(
-    ShareColumns, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
-):
-    change_form_template = "admin/backoffice/change_form.html"
+class SettlementShareAdmin(ShareColumns, ServiceRecordsAdmin):
     list_display = (
         "id",
         "settlement_link",
@@ -233,7 +227,6 @@ class SettlementShareAdmin(
         "created_at",
     )
     readonly_fields = fields
-    detail_read_only = True
 
     def has_resend_payout_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, RESEND_PERMISSION)
@@ -294,9 +287,7 @@ class SettlementShareAdmin(
 
 
 @admin.register(PlatformLedgerEntry)
-class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_list_template = "admin/backoffice/change_list.html"
-    change_form_template = "admin/backoffice/change_form.html"
+class PlatformLedgerEntryAdmin(ServiceRecordsAdmin):
     list_display = (
         "created_display",
         "mode",
@@ -329,7 +320,6 @@ class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         "created_at",
     )
     fields = readonly_fields
-    detail_read_only = True
 
     def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
         return [("balances/", self.balances_view, "settlements_platform_balances")]
