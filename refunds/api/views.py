@@ -8,6 +8,7 @@ from rest_framework.request import Request
 
 from core.api.base import MerchantApi
 from core.api.fields import representation
+from core.api.list_filters import date_range_parameters
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
@@ -87,8 +88,7 @@ class RefundListCreateApi(MerchantApi):
         parameters=[
             *PAGE_PARAMETERS,
             OpenApiParameter("status", str, enum=RefundStatus.values),
-            OpenApiParameter("from_date", str, description="ISO 8601 lower bound on creation"),
-            OpenApiParameter("to_date", str, description="ISO 8601 upper bound on creation"),
+            *date_range_parameters("creation"),
             OpenApiParameter(
                 "reference", str, description="a refund_id or the transaction's reference"
             ),

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
+from core.api.list_filters import date_range_parameters
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
@@ -46,8 +47,7 @@ class SettlementListApi(MerchantApi):
         parameters=[
             *PAGE_PARAMETERS,
             OpenApiParameter("status", str, enum=SettlementStatus.values),
-            OpenApiParameter("from_date", str, description="ISO 8601 lower bound on settled_at"),
-            OpenApiParameter("to_date", str, description="ISO 8601 upper bound on settled_at"),
+            *date_range_parameters("settled_at"),
         ],
         responses=page_schema("SettlementPage", SettlementOutputSerializer(many=True)),
     )
