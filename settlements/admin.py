@@ -118,6 +118,16 @@ class SettlementShareInline(ShareColumns, ReadOnlyAdminMixin, admin.TabularInlin
         return super().get_queryset(request).select_related("subaccount", "payout")
 
 
+# A settlement's amounts, in the list and on its page: gross - fees - shares - refunds = net.
+SETTLEMENT_AMOUNTS = (
+    "gross_display",
+    "fees_display",
+    "shares_display",
+    "refunds_display",
+    "net_display",
+)
+
+
 @admin.register(Settlement)
 class SettlementAdmin(ServiceRecordsAdmin):
     list_display = (
@@ -125,11 +135,7 @@ class SettlementAdmin(ServiceRecordsAdmin):
         "settlement_id",
         "merchant_display",
         "transactions_link",
-        "gross_display",
-        "fees_display",
-        "shares_display",
-        "refunds_display",
-        "net_display",
+        *SETTLEMENT_AMOUNTS,
         "status",
     )
     list_display_links = ("settlement_id",)
@@ -155,11 +161,7 @@ class SettlementAdmin(ServiceRecordsAdmin):
         "period_end",
         "settled_at",
         "transactions_link",
-        "gross_display",
-        "fees_display",
-        "shares_display",
-        "refunds_display",
-        "net_display",
+        *SETTLEMENT_AMOUNTS,
         "ledger_entry_display",
         "created_at",
     )
