@@ -288,6 +288,17 @@ class SettlementShareAdmin(ShareColumns, ServiceRecordsAdmin):
         return None
 
 
+# What a posting belongs to, in the list and on its page: its group and the records it moved.
+POSTING_REFERENCES = (
+    "group",
+    "merchant",
+    "collection_id",
+    "settlement_id",
+    "refund_id",
+    "payout_id",
+)
+
+
 @admin.register(PlatformLedgerEntry)
 class PlatformLedgerEntryAdmin(ServiceRecordsAdmin):
     list_display = (
@@ -295,12 +306,7 @@ class PlatformLedgerEntryAdmin(ServiceRecordsAdmin):
         "mode",
         "account",
         "amount_display",
-        "group",
-        "merchant",
-        "collection_id",
-        "settlement_id",
-        "refund_id",
-        "payout_id",
+        *POSTING_REFERENCES,
     )
     list_filter = ("mode", "account", ("created_at", LocalDateRangeFilter))
     search_fields = ("=group",)
@@ -312,12 +318,7 @@ class PlatformLedgerEntryAdmin(ServiceRecordsAdmin):
         "mode",
         "account",
         "amount",
-        "group",
-        "merchant",
-        "collection_id",
-        "settlement_id",
-        "refund_id",
-        "payout_id",
+        *POSTING_REFERENCES,
         "description",
         "created_at",
     )
