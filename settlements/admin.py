@@ -42,9 +42,9 @@ from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    merchant_column,
     money_cell,
     money_column,
-    name_cell,
     status_badge,
     time_column,
 )
@@ -174,9 +174,7 @@ class SettlementAdmin(ServiceRecordsAdmin):
 
     settled_display = time_column("settled_at", "settled")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: Settlement) -> SafeString:
-        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+    merchant_display = merchant_column(live_mode=Mode.LIVE)
 
     @admin.display(description="transactions", ordering="transaction_count")
     def transactions_link(self, obj: Settlement) -> SafeString:

@@ -13,8 +13,8 @@ from audit.backoffice import BackOfficeAdminMixin
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    merchant_column,
     money_column,
-    name_cell,
     status_badge,
     time_column,
 )
@@ -52,9 +52,7 @@ class SettlementAccountAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
 
     created_display = time_column("created_at", "created")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: SettlementAccount) -> SafeString:
-        return name_cell(obj.merchant.name)
+    merchant_display = merchant_column()
 
     @admin.display(description="account number")
     def masked_account_number(self, obj: SettlementAccount) -> str:
