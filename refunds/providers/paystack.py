@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from integrations.paystack import PaystackAdapter, PaystackAnswer, RetryLater, kobo_from_naira
+from integrations.paystack import PaystackAdapter, PaystackAnswer, kobo_from_naira
 from refunds.providers.base import RefundOutcome, RefundRequest, RefundResult
 
 logger = logging.getLogger(__name__)
@@ -32,8 +32,6 @@ logger = logging.getLogger(__name__)
 PROCESSED_STATUSES = frozenset({"processed"})
 FAILED_STATUSES = frozenset({"failed"})
 PENDING_STATUSES = frozenset({"pending", "processing", "needs-attention"})
-# Paystack refused the call without considering it: nothing was created, send it again later.
-REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 NOTE_MAX_CHARS = 255
 
 
@@ -85,7 +83,7 @@ class PaystackRefundProvider(PaystackAdapter):
         )
         raw = (answer.exchange,)
         if answer.retry_later is not None:
-            if answer.retry_later.never_sent or answer.retry_later in REFUSED_FOR_NOW:
+            if answer.retry_later.nothing_created:
                 return RefundResult(
                     outcome=RefundOutcome.NOT_SENT,
                     message=f"Refund provider unavailable ({answer.retry_later})",
