@@ -1,17 +1,33 @@
-"""What list routes share beyond the page (``core.api.pagination``): a range of instants asked
-for by ``from_date`` and ``to_date`` (their OpenAPI parameters, ``date_range_parameters``; the
-check that the range is not reversed, ``DateRangeParamsSerializer``) and a queryset narrowed by
-the filters given (``filters_given``)."""
+"""What list routes share beyond the page (``core.api.pagination``): the ``status`` filter (its
+field, ``status_param_field``, and OpenAPI parameter, ``status_parameter``), a range of instants
+asked for by ``from_date`` and ``to_date`` (their OpenAPI parameters, ``date_range_parameters``;
+the check that the range is not reversed, ``DateRangeParamsSerializer``) and a queryset
+narrowed by the filters given (``filters_given``)."""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from django.db.models import Model, QuerySet
+from django.db.models import Choices, Model, QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 _M = TypeVar("_M", bound=Model)
+
+
+def status_param_field(statuses: type[Choices]) -> serializers.ChoiceField:
+    """The optional ``status`` filter: one of ``statuses``' values; another is a 400 listing
+    them."""
+    return serializers.ChoiceField(
+        choices=statuses.choices,
+        required=False,
+        error_messages={"invalid_choice": f"must be one of {', '.join(statuses.values)}"},
+    )
+
+
+def status_parameter(statuses: type[Choices]) -> OpenApiParameter:
+    """The ``status`` filter's OpenAPI parameter: one of ``statuses``' values."""
+    return OpenApiParameter("status", str, enum=statuses.values)
 
 
 def date_range_parameters(bound: str) -> list[OpenApiParameter]:

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 
 from core.api.base import MerchantApi
 from core.api.fields import representation
-from core.api.list_filters import date_range_parameters
+from core.api.list_filters import date_range_parameters, status_parameter
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
@@ -87,7 +87,7 @@ class RefundListCreateApi(MerchantApi):
         examples=examples.LIST_EXAMPLES,
         parameters=[
             *PAGE_PARAMETERS,
-            OpenApiParameter("status", str, enum=RefundStatus.values),
+            status_parameter(RefundStatus),
             *date_range_parameters("creation"),
             OpenApiParameter(
                 "reference", str, description="a refund_id or the transaction's reference"

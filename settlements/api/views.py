@@ -4,11 +4,11 @@ runs themselves are ``settlements.services``'."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
-from core.api.list_filters import date_range_parameters
+from core.api.list_filters import date_range_parameters, status_parameter
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
@@ -46,7 +46,7 @@ class SettlementListApi(MerchantApi):
         examples=examples.LIST_EXAMPLES,
         parameters=[
             *PAGE_PARAMETERS,
-            OpenApiParameter("status", str, enum=SettlementStatus.values),
+            status_parameter(SettlementStatus),
             *date_range_parameters("settled_at"),
         ],
         responses=page_schema("SettlementPage", SettlementOutputSerializer(many=True)),
