@@ -7,7 +7,8 @@
   record every change, as for users and TOTP devices: ``audit.signals``); the admin's own pages
   (``backoffice_pages``) are routed behind the admin site's sign-in; the buttons a user may use
   above the list (``list_buttons``) and on a record's page (``detail_buttons``: a record that
-  changes only through services, without Django's save and delete buttons).
+  changes only through services, without Django's save and delete buttons; ``detail_read_only``:
+  such a record with no buttons at all; ``ServiceRecordsAdmin``: the admin of such records).
 * ``one_selected_page``: an action that opens a page about exactly one selected row.
 * ``service_run``: how a back-office action or page calls a service: a refusal is the 403 page,
   any other ``ApplicationError`` an error message to the user.
@@ -38,6 +39,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from audit.services import audit_record
+from core.admin import ReadOnlyAdminMixin
 from core.exceptions import ApplicationError
 
 REASON_MIN_LENGTH = 10
@@ -102,6 +104,9 @@ class BackOfficeAdminMixin:
     model: type[Any]
     # Off where the model's own signals record every change with the request's user.
     audit_form_changes: bool = True
+    # On for records that change only through services and whose page offers no buttons of its
+    # own (``detail_buttons`` answers none rather than Django's form buttons).
+    detail_read_only: bool = False
 
     # --- who may do what ------------------------------------------------------------------
 
@@ -141,8 +146,9 @@ class BackOfficeAdminMixin:
         self, request: HttpRequest, object_id: str
     ) -> Sequence[tuple[str, str]] | None:
         """For a record that changes only through services, the buttons (label, url) this user
-        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons."""
-        return None
+        may use on its page (``read_only_page_context``); ``None``: Django's own form buttons
+        (none at all with ``detail_read_only``)."""
+        return () if self.detail_read_only else None
 
     def change_view(
         self,
@@ -259,6 +265,17 @@ class BackOfficeAdminMixin:
             for obj in queryset:
                 self._deletion_record(request, obj)
         super().delete_queryset(request, queryset)  # type: ignore[misc]
+
+
+class ServiceRecordsAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """The back office of records that change only through services: viewed, never added,
+    edited or deleted through the admin's forms (``ReadOnlyAdminMixin``); the list and the
+    record's page in the back-office frames, the page with none of Django's form buttons
+    (``detail_read_only``; ``detail_buttons`` names the admin's own)."""
+
+    change_form_template = "admin/backoffice/change_form.html"
+    change_list_template = "admin/backoffice/change_list.html"
+    detail_read_only = True
 
 
 # --- Read-only detail pages ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Back-office plumbing shared by every app's admin: the cells of money, times, names and statuses
-(and the list columns built from them: ``money_column``, ``time_column``, ``status_column``), the
-read-only mixin and the local date-range filter."""
+(and the list columns built from them: ``money_column``, ``time_column``, ``status_column``,
+``merchant_column``), the read-only mixin and the local date-range filter."""
 
 from __future__ import annotations
 
@@ -68,6 +68,19 @@ def status_column(field: str, description: str) -> Callable[[Any, Any], SafeStri
     @admin.display(description=description, ordering=field)
     def column(model_admin: Any, obj: Any) -> SafeString:
         return status_badge(getattr(obj, field), getattr(obj, f"get_{field}_display")())
+
+    return column
+
+
+def merchant_column(*, live_mode: str = "") -> Callable[[Any, Any], SafeString]:
+    """A column of an admin list or page: the record's merchant as a ``name_cell``, sorted by
+    name; with ``live_mode`` (the live mode's value), a record of another mode is tagged with
+    its mode."""
+
+    @admin.display(description="merchant", ordering="merchant__name")
+    def column(model_admin: Any, obj: Any) -> SafeString:
+        tag = "" if not live_mode or obj.mode == live_mode else obj.mode
+        return name_cell(obj.merchant.name, tag)
 
     return column
 

@@ -9,6 +9,7 @@ Seeing refunds needs ``refunds.view_refund`` or the collections' view permission
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -16,14 +17,13 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from audit.backoffice import BackOfficeAdminMixin, read_only_page_context
+from audit.backoffice import ServiceRecordsAdmin, page_context, service_run
 from audit.services import audit_record
 from collections_app.models import CollectionTransaction
-from core.admin import ReadOnlyAdminMixin, local_time_cell, money_cell, status_badge
-from core.exceptions import ApplicationError
+from core.admin import money_column, status_badge, time_column
 from core.money import AmountError, parse_amount
 from refunds.models import Refund
 from refunds.services import refund_create, refund_summary
@@ -63,9 +63,7 @@ class RefundCollectionForm(forms.Form):
 
 
 @admin.register(Refund)
-class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_form_template = "admin/backoffice/change_form.html"
-    change_list_template = "admin/backoffice/change_list.html"
+class RefundAdmin(ServiceRecordsAdmin):
     list_display = (
         "created_display",
         "refund_id",
@@ -82,17 +80,13 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     list_select_related = ("merchant", "collection")
     exclude = ("request_fingerprint",)
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: Refund) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
     @admin.display(description="transaction")
     def transaction_display(self, obj: Refund) -> str:
         return obj.collection.reference
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: Refund) -> SafeString | str:
-        return money_cell(obj.amount, obj.currency)
+    amount_display = money_column("amount", "amount")
 
     @admin.display(description="status", ordering="status")
     def status_display(self, obj: Refund) -> SafeString:
@@ -107,36 +101,13 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     def has_refund_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, REFUND_PERMISSION)
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
-                "refund-collection/",
-                self.admin_site.admin_view(self.refund_collection_view),
-                name="refunds_refund_collection",
-            )
-        ]
-        return custom + super().get_urls()
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [("refund-collection/", self.refund_collection_view, "refunds_refund_collection")]
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        buttons = []
-        if self.has_refund_permission(request):
-            buttons.append(("Refund a collection", reverse("admin:refunds_refund_collection")))
-        return super().changelist_view(
-            request, {**(extra_context or {}), "backoffice_buttons": buttons}
-        )
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        return super().change_view(
-            request, object_id, form_url, read_only_page_context(extra_context)
-        )
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
+        if not self.has_refund_permission(request):
+            return []
+        return [("Refund a collection", reverse("admin:refunds_refund_collection"))]
 
     def refund_collection_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_refund_permission(request):
@@ -156,12 +127,7 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                     "idempotency_key": f"admin-{secrets.token_hex(12)}",
                 }
             )
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Refund a collection",
-            "opts": self.model._meta,
-            "form": form,
-        }
+        context = {**page_context(self, request, "Refund a collection"), "form": form}
         return TemplateResponse(request, "admin/refunds/refund/refund_collection.html", context)
 
     def _refund(self, request: HttpRequest, form: RefundCollectionForm) -> Refund | None:
@@ -174,8 +140,10 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         if collection is None:
             self.message_user(request, "Transaction not found", level=messages.ERROR)
             return None
-        try:
-            result = refund_create(
+        result = service_run(
+            self,
+            request,
+            lambda: refund_create(
                 merchant=collection.merchant,
                 mode=collection.mode,
                 transaction_reference=collection.reference,
@@ -183,9 +151,10 @@ class RefundAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
                 reason=data["reason"],
                 idempotency_key=data["idempotency_key"],
                 initiated_by=f"staff:{request.user.get_username()}",
-            )
-        except ApplicationError as error:
-            self.message_user(request, error.message, level=messages.ERROR)
+            ),
+            refusal_denied=False,
+        )
+        if result is None:
             return None
         refund = result.refund
         if not result.duplicate:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
+from core.api.list_filters import filters_given
 from core.api.pagination import Page, paginate
 from core.exceptions import NotFoundError
 from refunds.models import Refund
@@ -31,13 +32,12 @@ def refund_list(
 ) -> QuerySet[Refund]:
     """The merchant's refunds of one mode, newest first, with their collections' references."""
     filters = filters or RefundListFilters()
-    queryset = Refund.objects.filter(merchant=merchant, mode=mode)
-    if filters.status:
-        queryset = queryset.filter(status=filters.status)
-    if filters.created_from is not None:
-        queryset = queryset.filter(created_at__gte=filters.created_from)
-    if filters.created_to is not None:
-        queryset = queryset.filter(created_at__lte=filters.created_to)
+    queryset = filters_given(
+        Refund.objects.filter(merchant=merchant, mode=mode),
+        status=filters.status,
+        created_at__gte=filters.created_from,
+        created_at__lte=filters.created_to,
+    )
     if filters.reference:
         queryset = queryset.filter(
             Q(refund_id=filters.reference) | Q(collection__reference=filters.reference)

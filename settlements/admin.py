@@ -16,6 +16,7 @@ only through ``settlements.services``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any, cast
@@ -26,27 +27,28 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from audit.backoffice import (
-    BackOfficeAdminMixin,
+    ServiceRecordsAdmin,
     action_confirmation,
     confirmation_form,
-    read_only_page_context,
+    page_context,
+    service_run,
 )
 from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
+    merchant_column,
     money_cell,
-    name_cell,
+    money_column,
     status_badge,
+    time_column,
 )
 from core.dates import local_zone_label
-from core.exceptions import ApplicationError
 from merchants.models import Mode
 from settlements.models import (
     STILL_OWED_ACCOUNTS,
@@ -90,11 +92,21 @@ def _share_payout_resend() -> Callable[..., Any] | None:
     return getattr(services, "settlement_share_payout_resend", None)
 
 
-def _subaccount_text(share: SettlementShare) -> str:
-    return f"{share.subaccount.account_code} · {share.subaccount.account_name}"
+class ShareColumns:
+    """A share's subaccount, amount and payout, in the settlement's inline and the shares' list."""
+
+    @admin.display(description="subaccount", ordering="subaccount__account_name")
+    def subaccount_display(self, obj: SettlementShare) -> str:
+        return f"{obj.subaccount.account_code} · {obj.subaccount.account_name}"
+
+    amount_display = money_column("amount", "amount")
+
+    @admin.display(description="payout")
+    def payout_display(self, obj: SettlementShare) -> SafeString | str:
+        return _payout_link(obj.payout)
 
 
-class SettlementShareInline(ReadOnlyAdminMixin, admin.TabularInline):
+class SettlementShareInline(ShareColumns, ReadOnlyAdminMixin, admin.TabularInline):
     model = SettlementShare
     extra = 0
     can_delete = False
@@ -105,33 +117,25 @@ class SettlementShareInline(ReadOnlyAdminMixin, admin.TabularInline):
     def get_queryset(self, request: HttpRequest) -> QuerySet[SettlementShare]:
         return super().get_queryset(request).select_related("subaccount", "payout")
 
-    @admin.display(description="subaccount")
-    def subaccount_display(self, obj: SettlementShare) -> str:
-        return _subaccount_text(obj)
 
-    @admin.display(description="amount")
-    def amount_display(self, obj: SettlementShare) -> SafeString | str:
-        return money_cell(obj.amount)
-
-    @admin.display(description="payout")
-    def payout_display(self, obj: SettlementShare) -> SafeString | str:
-        return _payout_link(obj.payout)
+# A settlement's amounts, in the list and on its page: gross - fees - shares - refunds = net.
+SETTLEMENT_AMOUNTS = (
+    "gross_display",
+    "fees_display",
+    "shares_display",
+    "refunds_display",
+    "net_display",
+)
 
 
 @admin.register(Settlement)
-class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_form_template = "admin/backoffice/change_form.html"
-    change_list_template = "admin/backoffice/change_list.html"
+class SettlementAdmin(ServiceRecordsAdmin):
     list_display = (
         "settled_display",
         "settlement_id",
         "merchant_display",
         "transactions_link",
-        "gross_display",
-        "fees_display",
-        "shares_display",
-        "refunds_display",
-        "net_display",
+        *SETTLEMENT_AMOUNTS,
         "status",
     )
     list_display_links = ("settlement_id",)
@@ -157,43 +161,20 @@ class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
         "period_end",
         "settled_at",
         "transactions_link",
-        "gross_display",
-        "fees_display",
-        "shares_display",
-        "refunds_display",
-        "net_display",
+        *SETTLEMENT_AMOUNTS,
         "ledger_entry_display",
         "created_at",
     )
     readonly_fields = fields
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        return super().change_view(
-            request, object_id, form_url, read_only_page_context(extra_context)
-        )
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
+        if not self.user_has(request, PLATFORM_LEDGER_PERMISSION):
+            return []
+        return [("Platform balances", reverse("admin:settlements_platform_balances"))]
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        buttons = []
-        if self.user_has(request, PLATFORM_LEDGER_PERMISSION):
-            buttons.append(("Platform balances", reverse("admin:settlements_platform_balances")))
-        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
-        return super().changelist_view(request, extra_context)
+    settled_display = time_column("settled_at", "settled")
 
-    @admin.display(description="settled", ordering="settled_at")
-    def settled_display(self, obj: Settlement) -> SafeString | str:
-        return local_time_cell(obj.settled_at)
-
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: Settlement) -> SafeString:
-        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+    merchant_display = merchant_column(live_mode=Mode.LIVE)
 
     @admin.display(description="transactions", ordering="transaction_count")
     def transactions_link(self, obj: Settlement) -> SafeString:
@@ -205,25 +186,11 @@ class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
             obj.transaction_count,
         )
 
-    @admin.display(description="gross", ordering="gross")
-    def gross_display(self, obj: Settlement) -> SafeString | str:
-        return money_cell(obj.gross, obj.currency)
-
-    @admin.display(description="fees", ordering="fees")
-    def fees_display(self, obj: Settlement) -> SafeString | str:
-        return money_cell(obj.fees, obj.currency)
-
-    @admin.display(description="subaccount shares", ordering="subaccount_shares")
-    def shares_display(self, obj: Settlement) -> SafeString | str:
-        return money_cell(obj.subaccount_shares, obj.currency)
-
-    @admin.display(description="refunds deducted", ordering="refunds_deducted")
-    def refunds_display(self, obj: Settlement) -> SafeString | str:
-        return money_cell(obj.refunds_deducted, obj.currency)
-
-    @admin.display(description="net to wallet", ordering="net")
-    def net_display(self, obj: Settlement) -> SafeString | str:
-        return money_cell(obj.net, obj.currency)
+    gross_display = money_column("gross", "gross")
+    fees_display = money_column("fees", "fees")
+    shares_display = money_column("subaccount_shares", "subaccount shares")
+    refunds_display = money_column("refunds_deducted", "refunds deducted")
+    net_display = money_column("net", "net to wallet")
 
     @admin.display(description="wallet ledger entry")
     def ledger_entry_display(self, obj: Settlement) -> SafeString | str:
@@ -234,8 +201,7 @@ class SettlementAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin
 
 
 @admin.register(SettlementShare)
-class SettlementShareAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_form_template = "admin/backoffice/change_form.html"
+class SettlementShareAdmin(ShareColumns, ServiceRecordsAdmin):
     list_display = (
         "id",
         "settlement_link",
@@ -265,33 +231,10 @@ class SettlementShareAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     def has_resend_payout_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, RESEND_PERMISSION)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        return super().change_view(
-            request, object_id, form_url, read_only_page_context(extra_context)
-        )
-
     @admin.display(description="settlement", ordering="settlement__settled_at")
     def settlement_link(self, obj: SettlementShare) -> SafeString:
         url = reverse("admin:settlements_settlement_change", args=[obj.settlement_id])
         return format_html('<a href="{}">{}</a>', url, obj.settlement.settlement_id)
-
-    @admin.display(description="subaccount", ordering="subaccount__account_name")
-    def subaccount_display(self, obj: SettlementShare) -> str:
-        return _subaccount_text(obj)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: SettlementShare) -> SafeString | str:
-        return money_cell(obj.amount)
-
-    @admin.display(description="payout")
-    def payout_display(self, obj: SettlementShare) -> SafeString | str:
-        return _payout_link(obj.payout)
 
     @admin.action(description="Re-send the share's payout…", permissions=["resend_payout"])
     def resend_payout_selected(
@@ -317,12 +260,14 @@ class SettlementShareAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
         sent = 0
         for share in queryset.select_related("payout").order_by("pk"):
             before = share.payout.internal_reference if share.payout else None
-            try:
-                result = resend(share_id=share.pk, actor=actor)
-            except ApplicationError as error:
-                self.message_user(
-                    request, f"Share #{share.pk}: {error.message}", level=messages.ERROR
-                )
+            result = service_run(
+                self,
+                request,
+                functools.partial(resend, share_id=share.pk, actor=actor),
+                shown=f"Share #{share.pk}: {{}}".format,
+                refusal_denied=False,
+            )
+            if result is None:
                 continue
             sent += 1
             audit_record(
@@ -341,21 +286,25 @@ class SettlementShareAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
         return None
 
 
+# What a posting belongs to, in the list and on its page: its group and the records it moved.
+POSTING_REFERENCES = (
+    "group",
+    "merchant",
+    "collection_id",
+    "settlement_id",
+    "refund_id",
+    "payout_id",
+)
+
+
 @admin.register(PlatformLedgerEntry)
-class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
-    change_list_template = "admin/backoffice/change_list.html"
-    change_form_template = "admin/backoffice/change_form.html"
+class PlatformLedgerEntryAdmin(ServiceRecordsAdmin):
     list_display = (
         "created_display",
         "mode",
         "account",
         "amount_display",
-        "group",
-        "merchant",
-        "collection_id",
-        "settlement_id",
-        "refund_id",
-        "payout_id",
+        *POSTING_REFERENCES,
     )
     list_filter = ("mode", "account", ("created_at", LocalDateRangeFilter))
     search_fields = ("=group",)
@@ -367,52 +316,20 @@ class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
         "mode",
         "account",
         "amount",
-        "group",
-        "merchant",
-        "collection_id",
-        "settlement_id",
-        "refund_id",
-        "payout_id",
+        *POSTING_REFERENCES,
         "description",
         "created_at",
     )
     fields = readonly_fields
 
-    def get_urls(self) -> list[URLPattern]:
-        custom = [
-            path(
-                "balances/",
-                self.admin_site.admin_view(self.balances_view),
-                name="settlements_platform_balances",
-            )
-        ]
-        return custom + super().get_urls()
+    def backoffice_pages(self) -> list[tuple[str, Callable[..., HttpResponse], str]]:
+        return [("balances/", self.balances_view, "settlements_platform_balances")]
 
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        buttons = [("Platform balances", reverse("admin:settlements_platform_balances"))]
-        extra_context = {**(extra_context or {}), "backoffice_buttons": buttons}
-        return super().changelist_view(request, extra_context)
+    def list_buttons(self, request: HttpRequest) -> list[tuple[str, str]]:
+        return [("Platform balances", reverse("admin:settlements_platform_balances"))]
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        return super().change_view(
-            request, object_id, form_url, read_only_page_context(extra_context)
-        )
-
-    @admin.display(description="at", ordering="created_at")
-    def created_display(self, obj: PlatformLedgerEntry) -> SafeString | str:
-        return local_time_cell(obj.created_at)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: PlatformLedgerEntry) -> SafeString | str:
-        return money_cell(obj.amount)
+    created_display = time_column("created_at", "at")
+    amount_display = money_column("amount", "amount")
 
     def balances_view(self, request: HttpRequest) -> HttpResponse:
         if not self.user_has(request, PLATFORM_LEDGER_PERMISSION):
@@ -424,12 +341,9 @@ class PlatformLedgerEntryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.M
             for mode in (Mode.LIVE, Mode.TEST)
         ]
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Platform balances",
-            "opts": self.model._meta,
+            **page_context(self, request, "Platform balances"),
             "modes": modes,
             "zone_label": local_zone_label(),
-            "changelist_url": reverse("admin:settlements_platformledgerentry_changelist"),
         }
         return TemplateResponse(request, "admin/settlements/platform_balances.html", context)
 

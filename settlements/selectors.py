@@ -24,6 +24,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, TruncDate
 
 from collections_app.models import CollectionTransaction, TransactionSplitEntry
+from core.api.list_filters import filters_given
 from core.api.pagination import Page, paginate
 from core.dates import local_day_bounds
 from core.exceptions import NotFoundError
@@ -50,14 +51,12 @@ def settlement_list(
 ) -> QuerySet[Settlement]:
     """The merchant's settlements of one mode, newest first (``settlement_newest_idx``)."""
     filters = filters or SettlementListFilters()
-    queryset = Settlement.objects.filter(merchant=merchant, mode=mode)
-    if filters.status:
-        queryset = queryset.filter(status=filters.status)
-    if filters.settled_from is not None:
-        queryset = queryset.filter(settled_at__gte=filters.settled_from)
-    if filters.settled_to is not None:
-        queryset = queryset.filter(settled_at__lte=filters.settled_to)
-    return queryset.order_by("-id")
+    return filters_given(
+        Settlement.objects.filter(merchant=merchant, mode=mode),
+        status=filters.status,
+        settled_at__gte=filters.settled_from,
+        settled_at__lte=filters.settled_to,
+    ).order_by("-id")
 
 
 def settlement_list_page(

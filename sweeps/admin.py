@@ -13,10 +13,10 @@ from audit.backoffice import BackOfficeAdminMixin
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    local_time_cell,
-    money_cell,
-    name_cell,
+    merchant_column,
+    money_column,
     status_badge,
+    time_column,
 )
 from sweeps.models import SettlementAccount, Sweep, SweepSchedule, account_number_masked
 
@@ -50,13 +50,9 @@ class SettlementAccountAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
     )
     readonly_fields = fields
 
-    @admin.display(description="created", ordering="created_at")
-    def created_display(self, obj: SettlementAccount) -> SafeString | str:
-        return local_time_cell(obj.created_at)
+    created_display = time_column("created_at", "created")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: SettlementAccount) -> SafeString:
-        return name_cell(obj.merchant.name)
+    merchant_display = merchant_column()
 
     @admin.display(description="account number")
     def masked_account_number(self, obj: SettlementAccount) -> str:
@@ -71,9 +67,7 @@ class SettlementAccountAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
             account_number_masked(obj.account_number),
         )
 
-    @admin.display(description="effective", ordering="effective_at")
-    def effective_display(self, obj: SettlementAccount) -> SafeString | str:
-        return local_time_cell(obj.effective_at)
+    effective_display = time_column("effective_at", "effective")
 
     @admin.display(description="state")
     def state_display(self, obj: SettlementAccount) -> SafeString:
@@ -97,13 +91,8 @@ class SweepScheduleAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAd
     fields = ("wallet", "schedule", "time", "weekday", "amount_to_keep", "created_at", "updated_at")
     readonly_fields = fields
 
-    @admin.display(description="amount to keep", ordering="amount_to_keep")
-    def keep_display(self, obj: SweepSchedule) -> SafeString | str:
-        return money_cell(obj.amount_to_keep)
-
-    @admin.display(description="updated", ordering="updated_at")
-    def updated_display(self, obj: SweepSchedule) -> SafeString | str:
-        return local_time_cell(obj.updated_at)
+    keep_display = money_column("amount_to_keep", "amount to keep")
+    updated_display = time_column("updated_at", "updated")
 
 
 @admin.register(Sweep)
@@ -127,9 +116,7 @@ class SweepAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     )
     readonly_fields = fields
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj: Sweep) -> SafeString | str:
-        return money_cell(obj.amount)
+    amount_display = money_column("amount", "amount")
 
     @admin.display(description="payout")
     def payout_link(self, obj: Sweep) -> SafeString:

@@ -1,4 +1,4 @@
-"""The base of every Paystack adapter (payouts, collections, name enquiry): one
+"""The base of every Paystack adapter (payouts, collections, refunds, name enquiry): one
 ``PaystackClient`` built from the adapter's arguments or the settings, and ``_call``, one request
 whose "nothing came back" is logged under the adapter's own module. An adapter maps the answers
 onto its own results; one that must stop when nothing came back overrides ``_unanswered``.
@@ -7,6 +7,7 @@ onto its own results; one that must stop when nothing came back overrides ``_una
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import requests
@@ -50,8 +51,11 @@ class PaystackAdapter:
         *,
         operation: str,
         payload: dict[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
     ) -> PaystackAnswer:
-        answer = self.client.request(method, path, operation=operation, payload=payload)
+        answer = self.client.request(
+            method, path, operation=operation, payload=payload, params=params
+        )
         if answer.http_status is None:
             self._unanswered(answer, operation=operation)
         return answer

@@ -66,11 +66,19 @@ class RetryLater(StrEnum):
     def timed_out(self) -> bool:
         return self in _TIMED_OUT
 
+    @property
+    def nothing_created(self) -> bool:
+        """True when Paystack certainly created nothing: the request never reached it, or it
+        refused the call without considering it (401/403, 408/429); the call can be sent again
+        later."""
+        return self.never_sent or self in _REFUSED_UNCONSIDERED
+
 
 _NEVER_SENT = frozenset(
     {RetryLater.NOT_CONFIGURED, RetryLater.CONNECT_TIMEOUT, RetryLater.CONNECT_FAILED}
 )
 _TIMED_OUT = frozenset({RetryLater.CONNECT_TIMEOUT, RetryLater.READ_TIMEOUT})
+_REFUSED_UNCONSIDERED = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 
 
 @dataclass(frozen=True)

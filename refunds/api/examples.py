@@ -8,6 +8,9 @@ from drf_spectacular.utils import OpenApiExample
 
 from core.api.responses import page_example, request_example, response_example
 
+LIST_MESSAGE = "Refunds retrieved successfully"
+DETAIL_MESSAGE = "Refund retrieved successfully"
+
 REFUND_EXAMPLE: dict[str, Any] = {
     "refund_id": "rf_20260302_9c1d2e3f4a5b6c7d8e9f",
     "transaction_reference": "TXN_20260302_8K2M4P6R8T0V2X4Z",
@@ -69,9 +72,7 @@ LIST_EXAMPLES = [
     response_example(
         "One page",
         page_example([REFUND_PROCESSED_EXAMPLE, REFUND_FAILED_EXAMPLE]),
-        "Refunds retrieved successfully",
+        LIST_MESSAGE,
     )
 ]
-DETAIL_EXAMPLES = [
-    response_example("A refund", REFUND_PROCESSED_EXAMPLE, "Refund retrieved successfully")
-]
+DETAIL_EXAMPLES = [response_example("A refund", REFUND_PROCESSED_EXAMPLE, DETAIL_MESSAGE)]

@@ -13,9 +13,8 @@ from core.api.fields import (
     StrictCharField,
     StrictSerializer,
 )
+from core.api.list_filters import DateRangeParamsSerializer, status_param_field
 from refunds.models import RefundStatus
-
-STATUS_CHOICES_TEXT = ", ".join(RefundStatus.values)
 
 
 class RefundCreateInputSerializer(StrictSerializer):
@@ -52,23 +51,13 @@ class RefundCreateInputSerializer(StrictSerializer):
         return value or ""
 
 
-class RefundListParamsSerializer(serializers.Serializer):
+class RefundListParamsSerializer(DateRangeParamsSerializer):
     """The refund list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
 
-    status = serializers.ChoiceField(
-        choices=RefundStatus.choices,
-        required=False,
-        error_messages={"invalid_choice": f"must be one of {STATUS_CHOICES_TEXT}"},
-    )
+    status = status_param_field(RefundStatus)
     from_date = IsoDateTimeParamField(required=False)
     to_date = IsoDateTimeParamField(required=False, end_of_day=True)
     reference = serializers.CharField(required=False, max_length=100)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from_date"), attrs.get("to_date")
-        if start is not None and end is not None and end < start:
-            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
-        return attrs
 
 
 class RefundOutputSerializer(serializers.Serializer):

@@ -3,13 +3,14 @@ rules live in ``refunds.services``."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
 from core.api.fields import representation
-from core.api.pagination import PageParamsSerializer, PaginationField
-from core.api.responses import EnvelopeResponse
+from core.api.list_filters import date_range_parameters, status_parameter
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from refunds.api import examples
 from refunds.api.serializers import (
@@ -85,23 +86,17 @@ class RefundListCreateApi(MerchantApi):
         ),
         examples=examples.LIST_EXAMPLES,
         parameters=[
-            OpenApiParameter("page", int, description="default 1"),
-            OpenApiParameter("limit", int, description="1 to 200, default 50"),
-            OpenApiParameter("status", str, enum=RefundStatus.values),
-            OpenApiParameter("from_date", str, description="ISO 8601 lower bound on creation"),
-            OpenApiParameter("to_date", str, description="ISO 8601 upper bound on creation"),
+            *PAGE_PARAMETERS,
+            status_parameter(RefundStatus),
+            *date_range_parameters("creation"),
             OpenApiParameter(
                 "reference", str, description="a refund_id or the transaction's reference"
             ),
         ],
-        responses=inline_serializer(
-            "RefundPage",
-            {"items": RefundOutputSerializer(many=True), "pagination": PaginationField()},
-        ),
+        responses=page_schema("RefundPage", RefundOutputSerializer(many=True)),
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         params = RefundListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
@@ -114,15 +109,9 @@ class RefundListCreateApi(MerchantApi):
                 created_to=filters.get("to_date"),
                 reference=filters.get("reference"),
             ),
-            **page_params.validated_data,
+            **pages,
         )
-        return EnvelopeResponse(
-            {
-                "items": RefundOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message="Refunds retrieved successfully",
-        )
+        return page_response(page, RefundOutputSerializer, message=examples.LIST_MESSAGE)
 
 
 class RefundDetailApi(MerchantApi):
@@ -146,5 +135,5 @@ class RefundDetailApi(MerchantApi):
             merchant=self.merchant(request), mode=self.mode(request), refund_id=refund_id
         )
         return EnvelopeResponse(
-            RefundOutputSerializer(refund).data, message="Refund retrieved successfully"
+            RefundOutputSerializer(refund).data, message=examples.DETAIL_MESSAGE
         )

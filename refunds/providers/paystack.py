@@ -24,9 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import requests
-
-from integrations.paystack import PaystackAnswer, PaystackClient, RetryLater, kobo_from_naira
+from integrations.paystack import PaystackAdapter, PaystackAnswer, kobo_from_naira
 from refunds.providers.base import RefundOutcome, RefundRequest, RefundResult
 
 logger = logging.getLogger(__name__)
@@ -34,8 +32,6 @@ logger = logging.getLogger(__name__)
 PROCESSED_STATUSES = frozenset({"processed"})
 FAILED_STATUSES = frozenset({"failed"})
 PENDING_STATUSES = frozenset({"pending", "processing", "needs-attention"})
-# Paystack refused the call without considering it: nothing was created, send it again later.
-REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 NOTE_MAX_CHARS = 255
 
 
@@ -69,26 +65,9 @@ def _refund_result(data: dict[str, Any], answer: PaystackAnswer) -> RefundResult
     )
 
 
-class PaystackRefundProvider:
-    name = "paystack"
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.client = PaystackClient(
-            base_url=base_url,
-            secret_key=secret_key,
-            timeout_seconds=timeout_seconds,
-            session=session,
-        )
-
+class PaystackRefundProvider(PaystackAdapter):
     def send(self, request: RefundRequest) -> RefundResult:
-        answer = self.client.request(
+        answer = self._call(
             "POST",
             "/refund",
             operation="paystack.refund_create",
@@ -104,7 +83,7 @@ class PaystackRefundProvider:
         )
         raw = (answer.exchange,)
         if answer.retry_later is not None:
-            if answer.retry_later.never_sent or answer.retry_later in REFUSED_FOR_NOW:
+            if answer.retry_later.nothing_created:
                 return RefundResult(
                     outcome=RefundOutcome.NOT_SENT,
                     message=f"Refund provider unavailable ({answer.retry_later})",
@@ -131,7 +110,7 @@ class PaystackRefundProvider:
         )
 
     def fetch(self, request: RefundRequest, *, provider_reference: str) -> RefundResult:
-        answer = self.client.request(
+        answer = self._call(
             "GET", f"/refund/{provider_reference}", operation="paystack.refund_fetch"
         )
         if answer.ok and answer.data:
@@ -151,7 +130,7 @@ class PaystackRefundProvider:
 
     def find(self, request: RefundRequest) -> RefundResult:
         transaction = request.gateway_reference or request.transaction_reference
-        answer = self.client.request(
+        answer = self._call(
             "GET",
             "/refund",
             operation="paystack.refund_list",

@@ -6,9 +6,7 @@ sweeper) reaches the provider that holds it.
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.utils.module_loading import import_string
-
+from core.provider_registry import ProviderRegistry, UnknownProviderError
 from refunds.providers.base import RefundProvider
 
 PROVIDER_CLASSES: dict[str, str] = {
@@ -16,23 +14,19 @@ PROVIDER_CLASSES: dict[str, str] = {
     "paystack": "refunds.providers.paystack.PaystackRefundProvider",
 }
 DEFAULT_PROVIDER_BY_MODE: dict[str, str] = {"test": "sandbox", "live": "paystack"}
+REGISTRY = ProviderRegistry(
+    kind="refund",
+    setting="REFUND_PROVIDER_BY_MODE",
+    classes=PROVIDER_CLASSES,
+    default_by_mode=DEFAULT_PROVIDER_BY_MODE,
+)
 
-
-class UnknownProviderError(LookupError):
-    pass
+__all__ = ["UnknownProviderError", "refund_provider_get", "refund_provider_name"]
 
 
 def refund_provider_name(mode: str) -> str:
-    by_mode = getattr(settings, "REFUND_PROVIDER_BY_MODE", None) or DEFAULT_PROVIDER_BY_MODE
-    try:
-        return by_mode[mode]
-    except KeyError:
-        raise UnknownProviderError(f"no refund provider configured for mode {mode!r}") from None
+    return REGISTRY.name_for_mode(mode)
 
 
 def refund_provider_get(name: str) -> RefundProvider:
-    try:
-        path = PROVIDER_CLASSES[name]
-    except KeyError:
-        raise UnknownProviderError(f"unknown refund provider {name!r}") from None
-    return import_string(path)()
+    return REGISTRY.build(name)

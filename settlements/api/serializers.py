@@ -13,29 +13,18 @@ from rest_framework import serializers
 
 from collections_app.models import Channel
 from core.api.fields import IsoDateTimeParamField, MoneyField
+from core.api.list_filters import DateRangeParamsSerializer, status_param_field
 from payouts.models import PayoutStatus
 from settlements.models import SettlementStatus
 
-STATUS_CHOICES_TEXT = ", ".join(SettlementStatus.values)
 
-
-class SettlementListParamsSerializer(serializers.Serializer):
+class SettlementListParamsSerializer(DateRangeParamsSerializer):
     """The settlement list's filters (``page``/``limit`` come from ``PageParamsSerializer``).
     ``from_date``/``to_date`` bound ``settled_at``; a bare date is a whole Lagos day."""
 
-    status = serializers.ChoiceField(
-        choices=SettlementStatus.choices,
-        required=False,
-        error_messages={"invalid_choice": f"must be one of {STATUS_CHOICES_TEXT}"},
-    )
+    status = status_param_field(SettlementStatus)
     from_date = IsoDateTimeParamField(required=False)
     to_date = IsoDateTimeParamField(required=False, end_of_day=True)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from_date"), attrs.get("to_date")
-        if start is not None and end is not None and end < start:
-            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
-        return attrs
 
 
 class SettlementOutputSerializer(serializers.Serializer):

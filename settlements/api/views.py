@@ -4,12 +4,13 @@ runs themselves are ``settlements.services``'."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
-from core.api.pagination import PageParamsSerializer, PaginationField
-from core.api.responses import EnvelopeResponse
+from core.api.list_filters import date_range_parameters, status_parameter
+from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from settlements.api import examples
 from settlements.api.serializers import (
@@ -25,11 +26,6 @@ from settlements.selectors import (
     settlement_list_page,
     settlement_transactions_page,
 )
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("page", int, description="default 1"),
-    OpenApiParameter("limit", int, description="1 to 200, default 50"),
-]
 
 
 class SettlementListApi(MerchantApi):
@@ -50,18 +46,13 @@ class SettlementListApi(MerchantApi):
         examples=examples.LIST_EXAMPLES,
         parameters=[
             *PAGE_PARAMETERS,
-            OpenApiParameter("status", str, enum=SettlementStatus.values),
-            OpenApiParameter("from_date", str, description="ISO 8601 lower bound on settled_at"),
-            OpenApiParameter("to_date", str, description="ISO 8601 upper bound on settled_at"),
+            status_parameter(SettlementStatus),
+            *date_range_parameters("settled_at"),
         ],
-        responses=inline_serializer(
-            "SettlementPage",
-            {"items": SettlementOutputSerializer(many=True), "pagination": PaginationField()},
-        ),
+        responses=page_schema("SettlementPage", SettlementOutputSerializer(many=True)),
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         params = SettlementListParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = params.validated_data
@@ -73,15 +64,9 @@ class SettlementListApi(MerchantApi):
                 settled_from=filters.get("from_date"),
                 settled_to=filters.get("to_date"),
             ),
-            **page_params.validated_data,
+            **pages,
         )
-        return EnvelopeResponse(
-            {
-                "items": SettlementOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message=examples.LIST_MESSAGE,
-        )
+        return page_response(page, SettlementOutputSerializer, message=examples.LIST_MESSAGE)
 
 
 class SettlementDetailApi(MerchantApi):
@@ -128,29 +113,20 @@ class SettlementTransactionListApi(MerchantApi):
             "merchant, or of the other mode, is a 404."
         ),
         examples=examples.TRANSACTIONS_EXAMPLES,
-        parameters=PAGE_PARAMETERS,
-        responses=inline_serializer(
-            "SettlementTransactionPage",
-            {
-                "items": SettlementTransactionOutputSerializer(many=True),
-                "pagination": PaginationField(),
-            },
+        parameters=list(PAGE_PARAMETERS),
+        responses=page_schema(
+            "SettlementTransactionPage", SettlementTransactionOutputSerializer(many=True)
         ),
     )
     def get(self, request: Request, settlement_id: str) -> EnvelopeResponse:
-        page_params = PageParamsSerializer(data=request.query_params)
-        page_params.is_valid(raise_exception=True)
+        pages = page_params(request.query_params)
         settlement = settlement_get(
             merchant=self.merchant(request),
             mode=self.mode(request),
             settlement_id=settlement_id,
             with_shares=False,
         )
-        page = settlement_transactions_page(settlement=settlement, **page_params.validated_data)
-        return EnvelopeResponse(
-            {
-                "items": SettlementTransactionOutputSerializer(page.items, many=True).data,
-                "pagination": page.pagination(),
-            },
-            message=examples.TRANSACTIONS_MESSAGE,
+        page = settlement_transactions_page(settlement=settlement, **pages)
+        return page_response(
+            page, SettlementTransactionOutputSerializer, message=examples.TRANSACTIONS_MESSAGE
         )

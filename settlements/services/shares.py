@@ -227,16 +227,12 @@ def share_payouts_final_post(sender: Any, payouts: list[Payout], **kwargs: Any) 
     subaccounts are owed to what they were paid. A failed one moves nothing."""
     successful = [payout for payout in payouts if payout.status == PayoutStatus.SUCCESSFUL]
     for share, payout in _share_payouts(successful):
-        platform_post(
-            mode=share.settlement.mode,
-            group=f"share-paid:{payout.internal_reference}",
-            postings={
-                PlatformAccount.OWED_SUBACCOUNTS: -share.amount,
-                PlatformAccount.SUBACCOUNT_PAYOUTS: share.amount,
-            },
-            merchant_id=share.settlement.merchant_id,
-            settlement_id=share.settlement_id,
-            payout_id=payout.pk,
+        _share_move_post(
+            share,
+            payout,
+            group="share-paid",
+            source=PlatformAccount.OWED_SUBACCOUNTS,
+            destination=PlatformAccount.SUBACCOUNT_PAYOUTS,
             description="subaccount share paid",
         )
 
@@ -244,15 +240,33 @@ def share_payouts_final_post(sender: Any, payouts: list[Payout], **kwargs: Any) 
 def share_payout_returned_post(sender: Any, payout: Payout, **kwargs: Any) -> None:
     """``payout_returned``: a share's payout sent back after success is owed again."""
     for share, returned in _share_payouts([payout]):
-        platform_post(
-            mode=share.settlement.mode,
-            group=f"share-returned:{returned.internal_reference}",
-            postings={
-                PlatformAccount.SUBACCOUNT_PAYOUTS: -share.amount,
-                PlatformAccount.OWED_SUBACCOUNTS: share.amount,
-            },
-            merchant_id=share.settlement.merchant_id,
-            settlement_id=share.settlement_id,
-            payout_id=returned.pk,
+        _share_move_post(
+            share,
+            returned,
+            group="share-returned",
+            source=PlatformAccount.SUBACCOUNT_PAYOUTS,
+            destination=PlatformAccount.OWED_SUBACCOUNTS,
             description="subaccount share payout returned",
         )
+
+
+def _share_move_post(
+    share: SettlementShare,
+    payout: Payout,
+    *,
+    group: str,
+    source: str,
+    destination: str,
+    description: str,
+) -> None:
+    """The share's amount moved from ``source`` to ``destination`` on the platform ledger, once
+    per payout (the posting group ``<group>:<payout reference>``)."""
+    platform_post(
+        mode=share.settlement.mode,
+        group=f"{group}:{payout.internal_reference}",
+        postings={source: -share.amount, destination: share.amount},
+        merchant_id=share.settlement.merchant_id,
+        settlement_id=share.settlement_id,
+        payout_id=payout.pk,
+        description=description,
+    )

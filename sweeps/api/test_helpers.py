@@ -13,8 +13,9 @@ from core.api.responses import EnvelopeResponse, response_example
 from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError
 from merchants.models import Mode
+from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
-from sweeps.api.views import SETTINGS_EXAMPLE, actor_label
+from sweeps.api.views import actor_label
 from sweeps.services import settlement_account_cooling_off_end
 
 TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"

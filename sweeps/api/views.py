@@ -12,6 +12,14 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse, request_example, response_example
 from core.api.schema_components import ApiTag
+from sweeps.api.examples import (
+    SETTINGS_EXAMPLE,
+    SETTINGS_RETRIEVED,
+    SETTINGS_UPDATED,
+    SWEEP_CREATED,
+    SWEEP_DUPLICATE,
+    SWEEP_EXAMPLE,
+)
 from sweeps.api.serializers import (
     SweepRunOutputSerializer,
     SweepSettingsInputSerializer,
@@ -19,69 +27,6 @@ from sweeps.api.serializers import (
 )
 from sweeps.selectors import sweep_settings_get
 from sweeps.services import sweep_run_now, sweep_settings_set
-
-SETTINGS_RETRIEVED = "Sweep settings retrieved successfully"
-SETTINGS_UPDATED = "Sweep settings updated"
-SWEEP_CREATED = "Sweep payout accepted"
-SWEEP_DUPLICATE = "Today's sweep was already made"
-
-_ACCOUNT_ACTIVE: dict[str, Any] = {
-    "bank_code": "058",
-    "bank_name": "Guaranty Trust Bank",
-    "account_number": "0123456789",
-    "account_name": "SALAMI NGOZI UCHE",
-    "effective_at": "2026-11-25T10:00:00+01:00",
-    "status": "active",
-}
-_ACCOUNT_PENDING: dict[str, Any] = {
-    "bank_code": "044",
-    "bank_name": "Access Bank",
-    "account_number": "0987654321",
-    "account_name": "ADEYEMI TUNDE",
-    "effective_at": "2026-11-28T10:00:00+01:00",
-    "status": "pending",
-}
-SETTINGS_EXAMPLE: dict[str, Any] = {
-    "schedule": "daily",
-    "time": "17:00",
-    "weekday": None,
-    "amount_to_keep": "50000.00",
-    "settlement_account": _ACCOUNT_ACTIVE,
-    "pending_account": _ACCOUNT_PENDING,
-    "next_sweep_at": "2026-11-27T17:00:00+01:00",
-}
-SWEEP_EXAMPLE: dict[str, Any] = {
-    "id": 7,
-    "sweep_date": "2026-11-27",
-    "trigger": "manual",
-    "amount": "149950.00",
-    "amount_to_keep": "50000.00",
-    "payout": {
-        "id": 1288,
-        "internal_reference": "po_20261127_8c1f0e2d3b4a59687766",
-        "idempotency_key": "sweep-12-2026-11-27",
-        "beneficiary": {
-            "account_number": "0123456789",
-            "account_name": "SALAMI NGOZI UCHE",
-            "bank_code": "058",
-            "bank_name": "Guaranty Trust Bank",
-        },
-        "currency": "NGN",
-        "amount": "149950.00",
-        "fee_amount": "50.00",
-        "total_debit_amount": "150000.00",
-        "status": "reserved",
-        "narration": "Sweep to settlement account",
-        "error_message": None,
-        "nip_session_id": None,
-        "returned_at": None,
-        "return_reason": None,
-        "created_at": "2026-11-27T11:02:13.512000+01:00",
-        "completed_at": None,
-        "updated_at": "2026-11-27T11:02:13.512000+01:00",
-    },
-    "created_at": "2026-11-27T11:02:13.530000+01:00",
-}
 
 
 def actor_label(request: Request) -> str:
