@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Model, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import TruncDate
 
+from core.api.list_filters import filters_given
 from core.api.pagination import Page, page_items
 from core.dates import local_isoformat
 from core.db import quoted_column, quoted_table
@@ -100,15 +101,14 @@ def _wallet_id_subquery(*, merchant: Merchant, mode: str) -> Subquery:
 def _payout_filters_apply(
     queryset: QuerySet[Payout], filters: PayoutListFilters
 ) -> QuerySet[Payout]:
-    if filters.batch_id is not None:
-        # Another merchant's or mode's batch holds none of this wallet's payouts: an empty list.
-        queryset = queryset.filter(batch_id=filters.batch_id)
-    if filters.status:
-        queryset = queryset.filter(status=filters.status)
-    if filters.created_from is not None:
-        queryset = queryset.filter(created_at__gte=filters.created_from)
-    if filters.created_to is not None:
-        queryset = queryset.filter(created_at__lte=filters.created_to)
+    # Another merchant's or mode's batch holds none of this wallet's payouts: an empty list.
+    queryset = filters_given(
+        queryset,
+        batch_id=filters.batch_id,
+        status=filters.status,
+        created_at__gte=filters.created_from,
+        created_at__lte=filters.created_to,
+    )
     if filters.reference:
         reference = filters.reference
         queryset = queryset.filter(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch, QuerySet
 
+from core.api.list_filters import filters_given
 from core.exceptions import NotFoundError
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -47,15 +48,13 @@ def event_list(
     """The merchant's events of one mode, newest first, with their delivery chains (not their
     attempts): a page costs one query for the events and one for their deliveries."""
     filters = filters or EventListFilters()
-    queryset = Event.objects.filter(merchant=merchant, mode=mode)
-    if filters.event_type:
-        queryset = queryset.filter(event_type=filters.event_type)
-    if filters.created_from is not None:
-        queryset = queryset.filter(created_at__gte=filters.created_from)
-    if filters.created_to is not None:
-        queryset = queryset.filter(created_at__lte=filters.created_to)
-    if filters.reference:
-        queryset = queryset.filter(reference=filters.reference)
+    queryset = filters_given(
+        Event.objects.filter(merchant=merchant, mode=mode),
+        event_type=filters.event_type,
+        created_at__gte=filters.created_from,
+        created_at__lte=filters.created_to,
+        reference=filters.reference,
+    )
     return queryset.prefetch_related(_deliveries_prefetch(with_attempts=False)).order_by(
         "-created_at", "-id"
     )

@@ -17,13 +17,13 @@ from core.api.fields import (
     StrictSerializer,
     timestamp_representation,
 )
+from core.api.list_filters import DateRangeParamsSerializer, status_param_field
 from core.exceptions import ApplicationError
 from core.money import CURRENCY_NGN, format_amount
 from payouts.models import PayoutBatchItemResult, PayoutBatchStatus, PayoutStatus
 from payouts.selectors import MAX_DATABASE_ID
 from payouts.services import BATCH_MAX_ITEMS, PayoutBatchItem
 
-STATUS_CHOICES_TEXT = ", ".join(PayoutStatus.values)
 BENEFICIARY_ACCOUNT_FIELDS = ("account_number", "bank_code", "bank_id")
 
 
@@ -239,15 +239,11 @@ def payout_batch_items_parse(raw_items: list[Any]) -> list[PayoutBatchItem]:
 # --- List ------------------------------------------------------------------------------------
 
 
-class PayoutListParamsSerializer(serializers.Serializer):
+class PayoutListParamsSerializer(DateRangeParamsSerializer):
     """The payout list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
 
     currency = serializers.CharField(required=False, default=CURRENCY_NGN)
-    status = serializers.ChoiceField(
-        choices=PayoutStatus.choices,
-        required=False,
-        error_messages={"invalid_choice": f"must be one of {STATUS_CHOICES_TEXT}"},
-    )
+    status = status_param_field(PayoutStatus)
     from_date = IsoDateTimeParamField(required=False)
     to_date = IsoDateTimeParamField(required=False, end_of_day=True)
     reference = serializers.CharField(required=False, max_length=200)
@@ -261,12 +257,6 @@ class PayoutListParamsSerializer(serializers.Serializer):
             "max_value": "must be a positive integer",
         },
     )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from_date"), attrs.get("to_date")
-        if start is not None and end is not None and end < start:
-            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
-        return attrs
 
 
 # --- Output ----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.fields import representation
+from core.api.list_filters import date_range_parameters, status_parameter
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
@@ -148,9 +149,8 @@ class PayoutListCreateApi(MerchantApi):
         parameters=[
             OpenApiParameter("currency", str, description="default NGN; only NGN"),
             *PAGE_PARAMETERS,
-            OpenApiParameter("status", str, enum=PayoutStatus.values),
-            OpenApiParameter("from_date", str, description="ISO 8601 lower bound on creation"),
-            OpenApiParameter("to_date", str, description="ISO 8601 upper bound on creation"),
+            status_parameter(PayoutStatus),
+            *date_range_parameters("creation"),
             OpenApiParameter(
                 "reference",
                 str,

@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import IsoDateTimeParamField
+from core.api.list_filters import DateRangeParamsSerializer
 from webhooks.models import DeliveryStatus, DeliveryTarget, Event, EventType
 from webhooks.selectors import event_latest_deliveries
 
@@ -57,7 +58,7 @@ class EventTypeField(serializers.ChoiceField):
 # --- List parameters -------------------------------------------------------------------------
 
 
-class EventListParamsSerializer(serializers.Serializer):
+class EventListParamsSerializer(DateRangeParamsSerializer):
     """The event list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
 
     type = EventTypeField(
@@ -78,12 +79,6 @@ class EventListParamsSerializer(serializers.Serializer):
         max_length=200,
         help_text="exact transaction or payout reference the event concerns",
     )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from_date"), attrs.get("to_date")
-        if start is not None and end is not None and end < start:
-            raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
-        return attrs
 
 
 # --- Output ----------------------------------------------------------------------------------
