@@ -16,7 +16,7 @@ from beneficiaries.models import Beneficiary
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
-    name_cell,
+    merchant_column,
     time_column,
 )
 
@@ -75,9 +75,7 @@ class BeneficiaryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
 
     created_display = time_column("created_at", "created")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: Beneficiary) -> SafeString:
-        return name_cell(obj.merchant.name)
+    merchant_display = merchant_column()
 
     @admin.display(description="account", ordering="account_name")
     def account_display(self, obj: Beneficiary) -> SafeString:

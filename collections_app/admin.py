@@ -16,7 +16,6 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin, csv_response, page_context
 from audit.services import audit_record
@@ -39,9 +38,9 @@ from collections_app.reports import (
 )
 from core.admin import (
     ReadOnlyAdminMixin,
+    merchant_column,
     money_cell,
     money_column,
-    name_cell,
     status_column,
     time_column,
 )
@@ -125,9 +124,7 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
 
     created_display = time_column("created_at", "created")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: CollectionTransaction) -> SafeString:
-        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+    merchant_display = merchant_column(live_mode=Mode.LIVE)
 
     amount_display = money_column("amount", "amount")
 

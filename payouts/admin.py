@@ -44,9 +44,9 @@ from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    merchant_column,
     money_cell,
     money_column,
-    name_cell,
     status_badge,
     time_column,
 )
@@ -302,9 +302,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
 
     completed_display = time_column("completed_at", "completed")
 
-    @admin.display(description="merchant", ordering="merchant__name")
-    def merchant_display(self, obj: Payout) -> SafeString:
-        return name_cell(obj.merchant.name, "" if obj.mode == Mode.LIVE else obj.mode)
+    merchant_display = merchant_column(live_mode=Mode.LIVE)
 
     @admin.display(description="status", ordering="status")
     def status_display(self, obj: Payout) -> SafeString:
