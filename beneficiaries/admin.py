@@ -8,7 +8,6 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin
@@ -16,6 +15,7 @@ from beneficiaries.models import Beneficiary
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    bank_account_cell,
     merchant_column,
     time_column,
 )
@@ -80,11 +80,6 @@ class BeneficiaryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmi
     @admin.display(description="account", ordering="account_name")
     def account_display(self, obj: Beneficiary) -> SafeString:
         """``ACCOUNT NAME · Bank · 0123456789`` in one cell."""
-        return format_html(
-            '{} <span class="quiet">· {} · {}</span>',
-            obj.account_name,
-            obj.bank_name,
-            obj.account_number,
-        )
+        return bank_account_cell(obj.account_name, obj.bank_name, obj.account_number)
 
     deleted_display = time_column("deleted_at", "deleted")

@@ -1,6 +1,6 @@
-"""Back-office plumbing shared by every app's admin: the cells of money, times, names and statuses
-(and the list columns built from them: ``money_column``, ``time_column``, ``status_column``,
-``merchant_column``), the read-only mixin and the local date-range filter."""
+"""Back-office plumbing shared by every app's admin: the cells of money, times, names, bank
+accounts and statuses (and the list columns built from them: ``money_column``, ``time_column``,
+``status_column``, ``merchant_column``), the read-only mixin and the local date-range filter."""
 
 from __future__ import annotations
 
@@ -134,6 +134,14 @@ def name_cell(name: str, tag: str = "") -> SafeString:
         name,
         name,
         tag,
+    )
+
+
+def bank_account_cell(account_name: str, bank_name: str, account_number: str) -> SafeString:
+    """A bank account in one cell: ``ACCOUNT NAME · Bank · 0123456789`` (the bank and number
+    quieter)."""
+    return format_html(
+        '{} <span class="quiet">· {} · {}</span>', account_name, bank_name, account_number
     )
 
 

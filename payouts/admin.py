@@ -44,6 +44,7 @@ from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    bank_account_cell,
     merchant_column,
     money_cell,
     money_column,
@@ -325,12 +326,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     @admin.display(description="beneficiary", ordering="account_name")
     def beneficiary(self, obj: Payout) -> SafeString:
         """``ACCOUNT NAME · Bank · 0123456789`` in one cell."""
-        return format_html(
-            '{} <span class="quiet">· {} · {}</span>',
-            obj.account_name,
-            obj.bank_name,
-            obj.account_number,
-        )
+        return bank_account_cell(obj.account_name, obj.bank_name, obj.account_number)
 
     @admin.display(description="ledger entries")
     def ledger_entries_table(self, obj: Payout) -> str:

@@ -13,6 +13,7 @@ from audit.backoffice import BackOfficeAdminMixin
 from core.admin import (
     LocalDateRangeFilter,
     ReadOnlyAdminMixin,
+    bank_account_cell,
     merchant_column,
     money_column,
     status_badge,
@@ -60,11 +61,8 @@ class SettlementAccountAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Mod
 
     @admin.display(description="account", ordering="account_name")
     def account_display(self, obj: SettlementAccount) -> SafeString:
-        return format_html(
-            '{} <span class="quiet">· {} · {}</span>',
-            obj.account_name,
-            obj.bank.name,
-            account_number_masked(obj.account_number),
+        return bank_account_cell(
+            obj.account_name, obj.bank.name, account_number_masked(obj.account_number)
         )
 
     effective_display = time_column("effective_at", "effective")
