@@ -66,6 +66,11 @@ def _log_in(page: Any, base_url: str, username: str) -> None:
     page.wait_for_selector("#site-name")
 
 
+def _message_shown(page: Any, text: str) -> None:
+    """Waits for the next page's message: the page that posted may still be the one shown."""
+    page.locator(".messagelist", has_text=text).wait_for()
+
+
 def test_a_clerk_imports_proposes_and_a_second_person_approves(
     ambiguous_payout: Payout,
     clerks: dict[str, Any],
@@ -96,7 +101,7 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     page.get_by_role("button", name="Import and match").click()
     page.wait_for_selector("[data-testid=run-verdict]")
     assert "2 exception(s) still to work." in page.inner_text("[data-testid=run-verdict]")
-    assert "Imported 2 line(s)" in page.inner_text(".messagelist")
+    _message_shown(page, "Imported 2 line(s)")
     screens.take(page, "import-done")
 
     # The exceptions: a status mismatch (ours ambiguous) and a line that is not ours.
@@ -125,7 +130,7 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     page.check("#id_checked")
     screens.take(page, "propose")
     page.get_by_role("button", name="Propose successful").click()
-    assert "Nothing moves until a different finance approver" in page.inner_text(".messagelist")
+    _message_shown(page, "Nothing moves until a different finance approver")
 
     # Clear the line that is not ours, with a note.
     page.goto(f"{base}/admin/reconciliation/reconciliationitem/?state=open")
@@ -133,7 +138,7 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     page.get_by_text("Clear with a note…").click()
     page.fill("#id_reason", "POS settlement of the card product, not a payout")
     page.get_by_role("button", name="Clear with this note").click()
-    assert "Exception cleared." in page.inner_text(".messagelist")
+    _message_shown(page, "Exception cleared.")
     screens.take(page, "cleared")
 
     # The payout has not moved yet.
@@ -148,7 +153,7 @@ def test_a_clerk_imports_proposes_and_a_second_person_approves(
     screens.take(page, "review")
     page.fill("#id_note", "NIP 00 on the bank's outward report")
     page.get_by_role("button", name=re.compile("Approve and settle")).click()
-    assert "is now successful" in page.inner_text(".messagelist")
+    _message_shown(page, "is now successful")
     screens.take(page, "payout-settled")
 
     # The import is complete: every line matched or explained.
