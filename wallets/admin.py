@@ -48,6 +48,7 @@ from core.admin import (
 from core.dates import local_today, local_zone_label
 from core.exceptions import ApplicationError
 from core.money import format_amount_display
+from wallets.fee_tiers import fee_tiers_validate
 from wallets.models import (
     Bank,
     FeeSchedule,
@@ -57,7 +58,7 @@ from wallets.models import (
     Wallet,
     WalletStatus,
 )
-from wallets.services import fee_tiers_validate, wallet_status_set
+from wallets.services import wallet_status_set
 from wallets.statements import (
     StatementBalances,
     StatementMovements,

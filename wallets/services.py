@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -767,31 +767,6 @@ def funding_receive(*, account_number: str, **details: Unpack[FundingDetails]) -
     return wallet_fund(wallet_id=wallet_id, **details)
 
 
-# --- Fee schedule ------------------------------------------------------------------------------
-
-FEE_TIER_STEP = Decimal("0.01")
-
-
-def fee_tiers_validate(*, tiers: Iterable[tuple[Decimal, Decimal | None]]) -> None:
-    """Checks the ``(min_amount, max_amount)`` tiers of one fee schedule, in any order: at least
-    one, the first starting at 0.01, each starting one kobo after the previous one ends (no gap,
-    no overlap), and only the last open-ended (``max_amount`` None). Raises ``ApplicationError``
-    naming the first problem."""
-    ordered = sorted(tiers, key=lambda tier: tier[0])
-    if not ordered:
-        raise ApplicationError("A fee schedule needs at least one tier.")
-    if ordered[0][0] > FEE_TIER_STEP:
-        raise ApplicationError("The first tier must start at 0.01.")
-    for (low, high), (next_low, _next_high) in zip(ordered, ordered[1:], strict=False):
-        if high is None:
-            raise ApplicationError(f"Only the last tier may be open-ended (tier from {low}).")
-        if next_low != high + FEE_TIER_STEP:
-            raise ApplicationError(
-                f"Tiers must be contiguous: after {high} the next tier starts at "
-                f"{high + FEE_TIER_STEP}, not {next_low}."
-            )
-
-
 __all__ = [
     "FundingResult",
     "NameEnquiryResult",
@@ -799,7 +774,6 @@ __all__ = [
     "ReservationSettlement",
     "ReservationSettlementKind",
     "beneficiary_account_number_validate",
-    "fee_tiers_validate",
     "funding_receive",
     "name_enquiry_resolve",
     "wallet_alerts_set",
@@ -810,4 +784,6 @@ __all__ = [
     "wallet_status_set",
     "wallets_create_for_merchant",
     "wallet_reservations_settle",
+    "wallet_collection_credit",
+    "wallet_refund_debit",
 ]

@@ -16,10 +16,10 @@ from wallets.exceptions import (
     InsufficientReservedBalanceError,
     WalletInactiveError,
 )
+from wallets.fee_tiers import fee_tiers_validate
 from wallets.models import FundingTransfer, LedgerEntry, LedgerEntryType, WalletStatus
 from wallets.selectors import wallet_get, wallet_totals
 from wallets.services import (
-    fee_tiers_validate,
     funding_receive,
     wallet_fund,
     wallet_lock,
