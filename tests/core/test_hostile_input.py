@@ -45,7 +45,8 @@ from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
 from webhooks.models import Event, WebhookDelivery
 
-pytestmark = pytest.mark.django_db
+# Every route × every hostile input: about 300 cases, seconds in all; the whole suite runs them.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 FUNDING_SECRET = "hostile-input-funding-secret"
 PAYSTACK_SECRET = "hostile-input-paystack-secret"

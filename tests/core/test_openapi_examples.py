@@ -84,6 +84,7 @@ def _string_properties(schema: dict[str, Any]) -> Iterator[tuple[str, str, dict[
             yield component, name, prop
 
 
+@pytest.mark.slow  # a full OpenAPI 3.0 validation: seconds
 def test_the_schema_is_a_valid_openapi_3_0_document(schema: dict[str, Any]) -> None:
     assert schema["openapi"].startswith("3.0.")
     errors = [error.message for error in OpenAPIV30SpecValidator(schema).iter_errors()]
@@ -157,6 +158,7 @@ def test_no_nullable_reference_is_left_without_a_type(schema: dict[str, Any]) ->
     assert _strict_errors(payout_item["payout"], schema, None) == []
 
 
+@pytest.mark.slow  # renders and parses the whole schema twice: seconds
 def test_the_yaml_schema_reads_the_same_under_yaml_1_2(
     schema: dict[str, Any], api_client: APIClient
 ) -> None:

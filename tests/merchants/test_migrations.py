@@ -34,6 +34,7 @@ def _raw_secrets() -> dict[int, str]:
         return dict(cursor.fetchall())
 
 
+@pytest.mark.slow  # migrates backwards and forwards: seconds
 @pytest.mark.django_db(transaction=True)
 def test_plaintext_secrets_are_encrypted_and_decrypted_back(settings) -> None:  # type: ignore[no-untyped-def]
     settings.FIELD_ENCRYPTION_KEYS = [KEY]
