@@ -11,6 +11,7 @@ approves or rejects it; an approved proposal settles the payout and is recorded 
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -55,6 +56,38 @@ PENDING_STATUSES: tuple[str, ...] = (
     PayoutStatus.AMBIGUOUS,
 )
 FINAL_STATUSES: tuple[str, ...] = (PayoutStatus.SUCCESSFUL, PayoutStatus.FAILED)
+
+
+class PayoutApprovalStatus(models.TextChoices):
+    """Whether a payout waits for a second key's approval (``payouts.services.controls``): a
+    payout of at least the wallet's ``approval_threshold`` is created ``pending``; another key
+    approves it, the merchant cancels it, or it expires (``PAYOUT_APPROVAL_EXPIRES_AFTER``)."""
+
+    NOT_REQUIRED = "not_required", "Not required"
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    EXPIRED = "expired", "Expired"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+# A payout is held (never claimed by dispatch) while its approval is pending or its scheduled
+# time has not come: ``payout_dispatchable_q`` is the one reading of that rule.
+RELEASED_APPROVAL_STATUSES: tuple[str, ...] = (
+    PayoutApprovalStatus.NOT_REQUIRED,
+    PayoutApprovalStatus.APPROVED,
+)
+
+
+def payout_dispatchable_q(*, now: datetime, since: timedelta = timedelta(0)) -> Q:
+    """The payouts dispatch may take (whatever their status): approval not needed or given, and
+    no scheduled time or one that has come. With ``since``, they must have been free to go for
+    that long (approved and due ``since`` ago or earlier): what the stuck sweeper counts from."""
+    cutoff = now - since
+    return (
+        Q(approval_status__in=RELEASED_APPROVAL_STATUSES)
+        & (Q(approved_at__isnull=True) | Q(approved_at__lte=cutoff))
+        & (Q(scheduled_for__isnull=True) | Q(scheduled_for__lte=cutoff))
+    )
 
 
 class Payout(models.Model):
@@ -136,6 +169,36 @@ class Payout(models.Model):
         db_index=False,
     )
 
+    # Extension: the merchant's own controls (``payouts.services.controls``). The key that
+    # created it (an API create; null for the service's own payouts), its approval, and when it
+    # is to be sent (null: at once). Held payouts stay ``reserved`` until released.
+    created_by_key = models.ForeignKey(
+        "merchants.SecretKey",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+        help_text="The API key that created it; it may not approve it",
+    )
+    approval_status = models.CharField(
+        max_length=12,
+        choices=PayoutApprovalStatus.choices,
+        default=PayoutApprovalStatus.NOT_REQUIRED,
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by_key = models.ForeignKey(
+        "merchants.SecretKey",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    scheduled_for = models.DateTimeField(
+        null=True, blank=True, help_text="Not dispatched before this instant"
+    )
+
     class Meta:
         ordering = ["-created_at", "-id"]
         permissions = [
@@ -160,6 +223,15 @@ class Payout(models.Model):
             models.CheckConstraint(
                 condition=Q(returned_at__isnull=True) | Q(status=PayoutStatus.SUCCESSFUL),
                 name="payout_only_successful_returned",
+            ),
+            models.CheckConstraint(
+                condition=Q(approval_status__in=PayoutApprovalStatus.values),
+                name="payout_approval_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_at__isnull=True)
+                | Q(approval_status=PayoutApprovalStatus.APPROVED),
+                name="payout_approved_at_only_approved",
             ),
         ]
         indexes = [
@@ -195,6 +267,12 @@ class Payout(models.Model):
                 fields=["batch", "-created_at", "-id"],
                 name="payout_batch_idx",
                 condition=Q(batch__isnull=False),
+            ),
+            # The approval expiry sweeper: pending approvals only.
+            models.Index(
+                fields=["created_at"],
+                name="payout_approval_pending_idx",
+                condition=Q(approval_status="pending"),
             ),
         ]
 

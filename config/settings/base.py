@@ -449,6 +449,16 @@ CELERY_BEAT_SCHEDULE["payouts-dispatch-stuck"] = {
     "task": "payouts.tasks.payouts_dispatch_stuck_task",
     "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_SWEEP_SECONDS", default=60)),
 }
+# The merchant's payout controls: a payout awaiting approval longer than this is cancelled
+# (beat checks every PAYOUT_APPROVAL_SWEEP_SECONDS); a payout is scheduled at most this far ahead.
+PAYOUT_APPROVAL_EXPIRES_AFTER = timedelta(
+    seconds=env.int("PAYOUT_APPROVAL_EXPIRES_AFTER_SECONDS", default=24 * 3600)
+)
+PAYOUT_SCHEDULE_MAX_AHEAD = timedelta(days=env.int("PAYOUT_SCHEDULE_MAX_AHEAD_DAYS", default=30))
+CELERY_BEAT_SCHEDULE["payouts-approval-expiry"] = {
+    "task": "payouts.tasks.payouts_approval_expire_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_APPROVAL_SWEEP_SECONDS", default=60)),
+}
 # The payout list's per-day counts: on PostgreSQL every payout write appends a count change;
 # beat folds them in this often, so a total sums few (it is exact whenever it runs).
 CELERY_BEAT_SCHEDULE["payouts-counts-fold"] = {

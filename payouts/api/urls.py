@@ -1,8 +1,9 @@
 """The payout routes of the spec (quote, name enquiry, create, list, details, requery) and the
-extensions beside them (bulk, test helpers)."""
+extensions beside them (bulk, the merchant's controls, test helpers)."""
 
 from django.urls import path
 
+from payouts.api.controls import PayoutApprovalSettingsApi, PayoutApproveApi, PayoutCancelApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
     PayoutBatchDetailApi,
@@ -39,6 +40,21 @@ urlpatterns = [
         "transactions/in/merchant-wallet/payouts/<int:payout_id>/requery",
         PayoutRequeryApi.as_view(),
         name="payout-requery",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>/approve",
+        PayoutApproveApi.as_view(),
+        name="payout-approve",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>/cancel",
+        PayoutCancelApi.as_view(),
+        name="payout-cancel",
+    ),
+    path(
+        "transactions/in/merchant-wallet/approvals",
+        PayoutApprovalSettingsApi.as_view(),
+        name="payout-approvals",
     ),
     path(
         "test-helpers/payouts/<int:payout_id>/return",

@@ -111,9 +111,14 @@ class PayoutListCreateApi(MerchantApi):
             "idempotency_key, and the list's reference filter finds it. beneficiary_id (a saved "
             "beneficiary) may stand in place of account_number, bank_code and bank_id; the "
             "account name is resolved again all the same; an unknown or deleted beneficiary is "
-            "a 404. Too little available balance is a 400 and reserves nothing."
+            "a 404. Too little available balance is a 400 and reserves nothing. Extensions: "
+            "scheduled_for holds the payout (reserved) until that instant; a payout at or above "
+            "the wallet's approval threshold waits (reserved) for another key's approval."
         ),
-        examples=examples.create_examples(CREATED_MESSAGE, DUPLICATE_MESSAGE),
+        examples=[
+            *examples.create_examples(CREATED_MESSAGE, DUPLICATE_MESSAGE),
+            *examples.create_held_examples(),
+        ],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutCreateInputSerializer(data=request.data)
@@ -128,7 +133,11 @@ class PayoutListCreateApi(MerchantApi):
                 )
             )
         result = payout_create(
-            merchant=merchant, mode=mode, wallet=self.wallet(request), **arguments
+            merchant=merchant,
+            mode=mode,
+            wallet=self.wallet(request),
+            created_by_key_id=self.key_id(request),
+            **arguments,
         )
         return EnvelopeResponse(
             representation(PayoutCreateOutputSerializer, result),
@@ -354,6 +363,7 @@ class PayoutBatchCreateApi(MerchantApi):
             currency=data["currency"],
             atomic=data["atomic"],
             items=payout_batch_items_parse(data["items"]),
+            created_by_key_id=self.key_id(request),
         )
         return EnvelopeResponse(
             PayoutBatchCreateOutputSerializer(result).data,

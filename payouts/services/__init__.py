@@ -5,6 +5,7 @@
 | ``create`` | a payout create: idempotency, checks, the reservation, the wake on commit |
 | ``bulk`` | a bulk payout request (an extension): its items, each a create |
 | ``bulk_proposals`` | a bulk upload in the back office: one person proposes, another submits |
+| ``controls`` | the merchant's controls: approval threshold, approve, schedule, cancel, expiry |
 | ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
 | ``dispatch`` | dispatch rounds: claim, send, apply; a single dispatch is a round of one |
 | ``requery`` | asking the provider about a sent payout, and settling from the answer |
@@ -33,6 +34,17 @@ from payouts.services.bulk import (
     payout_batch_create,
     payout_batch_fingerprint,
     payout_batch_preview,
+)
+from payouts.services.controls import (
+    APPROVAL_EXPIRED_MESSAGE,
+    CANCELLED_MESSAGE,
+    ApprovalExpiryReport,
+    approval_expires_after,
+    payout_approval_threshold_set,
+    payout_approve,
+    payout_cancel,
+    payout_is_held,
+    payouts_approval_expire,
 )
 from payouts.services.counts import (
     FOLD_ROUND_SIZE,
@@ -133,6 +145,15 @@ from payouts.services.trace_ids import (
 
 __all__ = [
     "ALREADY_RETURNED_MESSAGE",
+    "APPROVAL_EXPIRED_MESSAGE",
+    "ApprovalExpiryReport",
+    "CANCELLED_MESSAGE",
+    "approval_expires_after",
+    "payout_approval_threshold_set",
+    "payout_approve",
+    "payout_cancel",
+    "payout_is_held",
+    "payouts_approval_expire",
     "BATCH_AUDIT_ACTION",
     "BATCH_CONFLICT_MESSAGE",
     "BATCH_ITEMS_COUNT_MESSAGE",

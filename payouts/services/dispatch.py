@@ -25,7 +25,7 @@ from django.utils import timezone
 from core.db import rows_update
 from core.metrics import dispatch_round_count, provider_outcome_count
 from payouts.exceptions import DispatchDeferredError
-from payouts.models import Payout, PayoutStatus
+from payouts.models import Payout, PayoutStatus, payout_dispatchable_q
 from payouts.providers.base import (
     TransferOutcome,
     TransferRequest,
@@ -97,6 +97,10 @@ def payouts_dispatch_claim(
     again (a released claim keeps the mark as it was)."""
     now = timezone.now()
     claimable = Q(status=PayoutStatus.RESERVED)
+    # The merchant's controls: a payout awaiting approval or its scheduled time is never
+    # claimed. Checked under the row lock this read takes, so a cancel or an expiry that
+    # committed first wins (payouts.services.controls).
+    claimable &= payout_dispatchable_q(now=now)
     if retake_stale:
         stale = Q(dispatch_claimed_at__isnull=True) | Q(
             dispatch_claimed_at__lte=now - dispatch_claim_timeout()
