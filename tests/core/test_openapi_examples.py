@@ -297,6 +297,8 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
     batch = checked.call("post", bulk, data=_request_example(schema, "post", bulk, "ThreePayouts"))
     checked.call("get", f"{bulk}/{{batch_id}}", path=f"{bulk}/{batch['data']['batch']['id']}")
 
+    _payout_controls_flow(checked, schema)
+
     alerts = f"{wallet}/alerts"
     checked.call("get", alerts)
     checked.call("put", alerts, data=_request_example(schema, "put", alerts, "AlertBelowNGN5000"))
@@ -306,6 +308,33 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
     checked.call("get", f"{wallet}/statement", data=days)
     csv = checked.call("get", f"{wallet}/statement/csv", data=days)
     assert csv.lstrip("\ufeff").startswith("date,opening_available,")
+
+
+def _payout_controls_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Approval threshold, a held payout, approve with the creating key, cancel."""
+    wallet = f"{API}/transactions/in/merchant-wallet"
+    payouts = f"{wallet}/payouts"
+    approvals = f"{wallet}/approvals"
+    checked.call("get", approvals)
+    on = _request_example(schema, "put", approvals, "ApprovalFromNGN500,000")
+    checked.call("put", approvals, data=on)
+    checked.call("put", approvals, data={"approval_threshold": "2000.00"})
+    to_account = _request_example(schema, "post", payouts, "ToAnAccount")
+    held = checked.call("post", payouts, data=dict(to_account, idempotency_key="held-1"))
+    payout_id = held["data"]["payout"]["id"]
+    assert held["data"]["payout"]["approval"]["status"] == "pending"
+    approve, cancel = f"{payouts}/{{payout_id}}/approve", f"{payouts}/{{payout_id}}/cancel"
+    same_key = checked.call("post", approve, path=approve.format(payout_id=payout_id))
+    assert same_key["statusCode"] == 403
+    cancelled = checked.call("post", cancel, path=cancel.format(payout_id=payout_id))
+    assert cancelled["data"]["error_message"] == "Cancelled by the merchant"
+    again = checked.call("post", cancel, path=cancel.format(payout_id=payout_id))
+    assert again["statusCode"] == 409
+    assert (
+        checked.call("post", approve, path=approve.format(payout_id=payout_id))["statusCode"] == 409
+    )
+    off = _request_example(schema, "put", approvals, "TurnApprovalOff")
+    checked.call("put", approvals, data=off)
 
 
 def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
