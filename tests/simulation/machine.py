@@ -47,6 +47,7 @@ from payouts import tasks as payout_tasks
 from payouts.models import FINAL_STATUSES, PENDING_STATUSES, Payout, PayoutStatus
 from tests.merchants.factories import WebhookSettingsFactory
 from tests.payment_items.factories import PaymentItemFactory
+from tests.simulation.controls import ControlsRules
 from tests.simulation.money_in import MONEY_IN_TASKS, MoneyInRules
 from tests.simulation.world import (
     CrashPoint,
@@ -115,7 +116,7 @@ def _confirm(collection: CollectionTransaction, **kwargs: Any) -> Any:
     return collection_services.transaction_confirm(collection=collection, **kwargs)
 
 
-class MoneyCoreMachine(MoneyInRules, RuleBasedStateMachine):
+class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
     payouts = Bundle("payouts")
     funding_refs = Bundle("funding_refs")
     keys = Bundle("keys")
@@ -159,6 +160,7 @@ class MoneyCoreMachine(MoneyInRules, RuleBasedStateMachine):
             )
         )
         self._money_in_open()
+        self._controls_open(creating_key_id=account.test_key.secret_key.pk)
 
     def _log(self, text: str) -> None:
         self.env.history.append(f"[{self.env.clock.now():%H:%M:%S}] {text}")
@@ -660,6 +662,7 @@ class MoneyCoreMachine(MoneyInRules, RuleBasedStateMachine):
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
             self._money_in_drain_round()
+            self._controls_drain_round()
             self.beat_dispatch_round()
             self.beat_dispatch_stuck()
             self.beat_requery_due()
