@@ -90,6 +90,16 @@ def payout_dispatchable_q(*, now: datetime, since: timedelta = timedelta(0)) -> 
     )
 
 
+def payout_is_held(payout: Payout, *, now: datetime) -> bool:
+    """``payout_dispatchable_q`` for one payout in memory: still ``reserved`` and waiting for
+    something the merchant controls (its approval, or its scheduled time)."""
+    if payout.status != PayoutStatus.RESERVED:
+        return False
+    if payout.approval_status == PayoutApprovalStatus.PENDING:
+        return True
+    return payout.scheduled_for is not None and payout.scheduled_for > now
+
+
 class Payout(models.Model):
     # Indexed by the composite list indexes below (wallet first), not on its own.
     wallet = models.ForeignKey(

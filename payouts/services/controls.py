@@ -25,7 +25,7 @@ from django.utils import timezone
 from audit.services import audit_record
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from payouts import tasks
-from payouts.models import Payout, PayoutApprovalStatus, PayoutStatus
+from payouts.models import Payout, PayoutApprovalStatus, PayoutStatus, payout_is_held
 from payouts.selectors import PAYOUT_NOT_FOUND_MESSAGE
 from payouts.services.settle import PayoutFinalEffects, payout_fail, payouts_settled_write
 from payouts.services.timing import seconds_setting
@@ -128,16 +128,6 @@ def _state_text(payout: Payout) -> str:
     if payout.status != PayoutStatus.RESERVED:
         return payout.status
     return f"{payout.status} (approval {payout.approval_status})"
-
-
-def payout_is_held(payout: Payout, *, now: datetime) -> bool:
-    """Still before dispatch and waiting for something the merchant controls: its approval,
-    or its scheduled time."""
-    if payout.status != PayoutStatus.RESERVED:
-        return False
-    if payout.approval_status == PayoutApprovalStatus.PENDING:
-        return True
-    return payout.scheduled_for is not None and payout.scheduled_for > now
 
 
 @transaction.atomic

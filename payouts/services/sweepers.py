@@ -21,6 +21,7 @@ from payouts.models import (
     FINAL_STATUSES,
     Payout,
     PayoutStatus,
+    payout_is_held,
 )
 from payouts.selectors import (
     PayoutsWaiting,
@@ -402,6 +403,11 @@ def payout_dispatch_now(*, payout: Payout, actor: str) -> PayoutForcedResult:
         raise ConflictError(
             f"{label} is {payout.status}: only a reserved payout, or a processing one whose "
             f"claim went stale, is dispatched"
+        )
+    if payout_is_held(payout, now=timezone.now()):
+        raise ConflictError(
+            f"{label} is held by the merchant (approval {payout.approval_status}, scheduled "
+            f"for {local_text(payout.scheduled_for)}): it is dispatched once released"
         )
     from_status = payout.status
     try:

@@ -492,3 +492,11 @@ def test_a_scheduled_replay_is_a_replay_and_another_time_a_conflict(
     assert first.status_code == replay.status_code == 202
     assert replay.json()["data"]["duplicate"] is True
     assert test_client.post(PAYOUTS_URL, moved, format="json").status_code == 409
+
+
+def test_an_operator_cannot_force_a_held_payout_out(held: Payout) -> None:
+    from payouts.services import payout_dispatch_now
+
+    with pytest.raises(ConflictError, match="held by the merchant"):
+        payout_dispatch_now(payout=held, actor="manage.py dispatch_stuck (ops)")
+    assert reload(held).status == PayoutStatus.RESERVED
