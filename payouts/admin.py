@@ -248,6 +248,18 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             },
         ),
         ("Returned by the bank", {"fields": ("returned_at", "return_reason")}),
+        (
+            "The merchant's controls",
+            {
+                "fields": (
+                    "approval_status",
+                    "created_by_key",
+                    "approved_by_key",
+                    "approved_at",
+                    "scheduled_for",
+                )
+            },
+        ),
         ("Timestamps", {"fields": ("created_at", "updated_at", "completed_at")}),
     )
 

@@ -287,5 +287,6 @@ def payouts_approval_expire(
             report.payout_ids.append(payout_id)
         else:
             report.skipped += 1
-    logger.info("%s", report.summary())
+    if report.selected:
+        logger.info("%s", report.summary())
     return report
