@@ -500,3 +500,34 @@ def test_an_operator_cannot_force_a_held_payout_out(held: Payout) -> None:
     with pytest.raises(ConflictError, match="held by the merchant"):
         payout_dispatch_now(payout=held, actor="manage.py dispatch_stuck (ops)")
     assert reload(held).status == PayoutStatus.RESERVED
+
+
+def test_a_bulk_item_in_the_past_is_rejected_naming_its_scheduled_time(
+    test_client: APIClient, funded_wallet: Wallet, payload: Callable[..., dict[str, Any]]
+) -> None:
+    future = (timezone.now() + timedelta(hours=1)).isoformat()
+    body = {
+        "batch_reference": "scheduled-bulk",
+        "items": [payload(scheduled_for=future), payload(scheduled_for="2020-01-01T09:00:00")],
+    }
+
+    answer = test_client.post(f"{PAYOUTS_URL}/bulk", body, format="json")
+
+    items = answer.json()["data"]["items"]
+    assert answer.status_code == 202
+    assert items[0]["payout"]["scheduled_for"] is not None
+    assert items[1]["error"] == {
+        "message": "scheduled_for: must be in the future",
+        "statusCode": 400,
+    }
+
+
+def test_approve_and_cancel_of_another_merchant_s_payout_are_404(
+    held: Payout, client_for: Callable[[str], APIClient]
+) -> None:
+    stranger = merchant_create(name="Other", email="other@example.com")
+    client = client_for(stranger.test_key.plaintext)
+
+    assert client.post(approve_url(held.pk)).status_code == 404
+    assert client.post(cancel_url(held.pk)).status_code == 404
+    assert reload(held).approval_status == PayoutApprovalStatus.PENDING
