@@ -584,6 +584,14 @@ REFERENCE_DATA_LOCAL_SECONDS = env.float("REFERENCE_DATA_LOCAL_SECONDS", default
 PAYSTACK_BASE_URL = env.str("PAYSTACK_BASE_URL", default="https://api.paystack.co").rstrip("/")
 PAYSTACK_SECRET_KEY = env.str("PAYSTACK_SECRET_KEY", default="")
 PAYSTACK_TIMEOUT_SECONDS = env.float("PAYSTACK_TIMEOUT_SECONDS", default=5.0)
+# Flutterwave (a live payout provider: PAYOUT_PROVIDER_LIVE=flutterwave). The webhook hash is the
+# "secret hash" set in Flutterwave's dashboard, sent back in each webhook's verif-hash header.
+FLUTTERWAVE_BASE_URL = env.str(
+    "FLUTTERWAVE_BASE_URL", default="https://api.flutterwave.com/v3"
+).rstrip("/")
+FLUTTERWAVE_SECRET_KEY = env.str("FLUTTERWAVE_SECRET_KEY", default="")
+FLUTTERWAVE_TIMEOUT_SECONDS = env.float("FLUTTERWAVE_TIMEOUT_SECONDS", default=10.0)
+FLUTTERWAVE_WEBHOOK_HASH = env.str("FLUTTERWAVE_WEBHOOK_HASH", default="")
 NAME_ENQUIRY_PROVIDERS = {
     "test": env.str(
         "NAME_ENQUIRY_PROVIDER_TEST", default="wallets.providers.sandbox.SandboxNameEnquiryProvider"

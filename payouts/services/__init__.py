@@ -69,6 +69,7 @@ from payouts.services.requery import (
     NOT_ELIGIBLE_MESSAGE,
     payout_requery,
     payout_requery_apply,
+    payout_requery_on_provider_event,
 )
 from payouts.services.resolution import (
     EVIDENCE_MAX_LENGTHS,
@@ -197,6 +198,7 @@ __all__ = [
     "payout_nip_session_ids_record",
     "payout_requery",
     "payout_requery_apply",
+    "payout_requery_on_provider_event",
     "payout_requery_now",
     "payout_resolution_approve",
     "payout_resolution_propose",
