@@ -28,7 +28,7 @@ from payouts.services import payout_requery_on_provider_event
 logger = logging.getLogger(__name__)
 
 FLUTTERWAVE = "flutterwave"
-INVALID_HASH_MESSAGE = "Invalid or missing verif-hash"
+INVALID_HASH_MESSAGE = "Invalid or missing provider signature"
 
 
 class FlutterwaveWebhookApi(APIView):
