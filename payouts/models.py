@@ -136,6 +136,16 @@ class Payout(models.Model):
         db_index=False,
     )
 
+    # Extension: the provider or the beneficiary's bank held the transfer for suspected fraud
+    # (NIP 34, 35, 63). The payout stays ``ambiguous`` with its reservation untouched until a
+    # provider answers success (captured) or finance resolves it with two people.
+    fraud_flagged_at = models.DateTimeField(null=True, blank=True)
+    fraud_nip_code = models.CharField(
+        max_length=4, blank=True, default="", help_text="The NIP code that flagged it"
+    )
+    # Extension: when the payout went unresolved past PAYOUT_REQUERY_ESCALATE_AFTER (logged once).
+    requery_escalated_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["-created_at", "-id"]
         permissions = [
@@ -189,6 +199,12 @@ class Payout(models.Model):
                 fields=["next_requery_at"],
                 name="payout_requery_due_idx",
                 condition=Q(status__in=["dispatched", "ambiguous"]),
+            ),
+            # The finance dashboard's fraud-flagged payouts, never settled automatically.
+            models.Index(
+                fields=["fraud_flagged_at"],
+                name="payout_fraud_flagged_idx",
+                condition=Q(fraud_flagged_at__isnull=False, status="ambiguous"),
             ),
             # The payouts of one bulk request (list by batch_id, the batch's status counts).
             models.Index(
