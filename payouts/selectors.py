@@ -20,7 +20,6 @@ from core.dates import local_isoformat
 from core.db import quoted_column, quoted_table
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
-from merchants.models import Mode
 from payouts.models import (
     Payout,
     PayoutBatch,
@@ -535,11 +534,3 @@ def payout_find(*, identifier: str) -> Payout | None:
             return None
         return Payout.objects.filter(pk=int(identifier)).first()
     return Payout.objects.filter(internal_reference=identifier).first()
-
-
-def payout_get_for_provider(*, provider_name: str, reference: str) -> Payout | None:
-    """The payout a provider's notification names: ours by ``internal_reference``, carried
-    by that provider (live mode only: no provider holds a test payout)."""
-    return Payout.objects.filter(
-        internal_reference=reference, provider_name=provider_name, mode=Mode.LIVE
-    ).first()

@@ -275,12 +275,12 @@ FLUTTERWAVE_WEBHOOK_EXAMPLES = [
                 "is_approved": 1,
             },
         },
-        "Sent with the verif-hash header. Only event, data.reference and data.status are read; "
-        "the outcome comes from Flutterwave's transfer read by reference.",
+        "Sent with the verif-hash header. The status applied is the one Flutterwave's read of "
+        "the transfer by data.reference confirms.",
     ),
     response_example(
-        "Processed",
+        "Applied",
         {"reference": PAYOUT_EXAMPLE["internal_reference"], "status": "successful"},
-        "Event processed",
+        "Transfer event applied",
     ),
 ]

@@ -1,7 +1,7 @@
 """The payout providers' webhooks: Flutterwave's transfer notifications.
 
-Authenticated by the provider's own secret, never by a merchant key; the event is a hint that
-starts an immediate requery of the payout it names (``payout_requery_on_provider_event``).
+Authenticated by the provider's own secret, never by a merchant key; applied by
+``payouts.services.flutterwave_events`` once Flutterwave's own read confirms them.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from integrations.flutterwave.webhooks import (
     flutterwave_webhook_hash_valid,
 )
 from payouts.api import examples
-from payouts.services import payout_requery_on_provider_event
+from payouts.services.flutterwave_events import flutterwave_transfer_webhook_apply
 
 logger = logging.getLogger(__name__)
 
-FLUTTERWAVE = "flutterwave"
 INVALID_HASH_MESSAGE = "Invalid or missing provider signature"
 
 
@@ -36,9 +35,9 @@ class FlutterwaveWebhookApi(APIView):
 
     Authenticated by ``verif-hash``, compared in constant time with
     ``FLUTTERWAVE_WEBHOOK_HASH``: missing or wrong is a 401. An unreadable body is a 400.
-    A transfer event for one of our Flutterwave payouts still open requeries it at once; other
-    events, unknown references and payouts already final answer 200 so Flutterwave stops
-    resending them.
+    A ``transfer.completed`` event is applied once Flutterwave's read of the transfer by our
+    reference confirms a final status; everything else authenticated answers 200 so
+    Flutterwave stops resending it.
     """
 
     authentication_classes: list = []
@@ -54,10 +53,12 @@ class FlutterwaveWebhookApi(APIView):
             "Called by Flutterwave for live payouts; merchants never call it. Authenticated by "
             "the verif-hash header (the secret hash set in Flutterwave's dashboard), not by a "
             "merchant key: a missing or wrong hash is a 401, an unreadable body a 400. A "
-            "transfer.completed event is a hint: the payout it names is asked about by its "
-            "reference at once, and settles from that answer. Other events, unknown references "
-            "and payouts already final answer 200 with data null or the payout's status, so "
-            "Flutterwave stops resending them."
+            "transfer.completed event is applied once Flutterwave's own read of the transfer "
+            "by our reference confirms SUCCESSFUL or FAILED (the read's status is the one "
+            "applied), once per event: a redelivery changes nothing. An event the read does "
+            "not confirm yet applies nothing (the payout's scheduled requery settles it). "
+            "Other events and unknown references answer 200 with data null, so Flutterwave "
+            "stops resending them."
         ),
         request={"application/json": {"type": "object"}},
         responses={
@@ -71,8 +72,8 @@ class FlutterwaveWebhookApi(APIView):
                     },
                     "required": ["reference", "status"],
                 },
-                description="Accepted: applied, already final (data as shown) or ignored "
-                "(data null)",
+                description="Accepted: applied, duplicate, stale or not confirmed yet (data "
+                "as shown), or ignored (data null)",
             )
         },
         examples=examples.FLUTTERWAVE_WEBHOOK_EXAMPLES,
@@ -89,19 +90,18 @@ class FlutterwaveWebhookApi(APIView):
         event = flutterwave_transfer_webhook_parse(request.body)
         if event is None:
             return EnvelopeResponse(None, message="Event ignored")
-        logger.info(
-            "flutterwave webhook: transfer %s (%s) says %s",
-            event.reference[:60],
-            event.provider_reference[:40],
-            event.status[:20],
+        applied = flutterwave_transfer_webhook_apply(event)
+        if applied.payout is None:
+            message = (
+                "Event ignored" if applied.result is None else f"Transfer event {applied.result}"
+            )
+            return EnvelopeResponse(None, message=message)
+        message = (
+            "Event noted: not confirmed by Flutterwave yet"
+            if applied.result is None
+            else f"Transfer event {applied.result}"
         )
-        payout = payout_requery_on_provider_event(
-            provider_name=FLUTTERWAVE, reference=event.reference
-        )
-        if payout is None:
-            logger.warning("flutterwave webhook for unknown reference %r", event.reference[:60])
-            return EnvelopeResponse(None, message="Event ignored: unknown reference")
         return EnvelopeResponse(
-            {"reference": payout.internal_reference, "status": payout.status},
-            message="Event processed",
+            {"reference": applied.payout.internal_reference, "status": applied.payout.status},
+            message=message,
         )

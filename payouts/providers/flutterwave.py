@@ -17,11 +17,13 @@ Classification, so that money is never lost or paid twice:
   is the truth, and if the read finds nothing the payout stays ``UNKNOWN``;
 * a 2xx that is not a usable answer → verify: found wins, nothing found is ``UNKNOWN``;
 * any other 4xx → verify: found wins, nothing found is ``REJECTED``;
-* transfer statuses: ``SUCCESSFUL`` → ``SUCCESSFUL``; ``FAILED`` → ``FAILED``;
-  ``NEW``/``PENDING`` → ``PENDING``; anything else → ``UNKNOWN``.
+* the transfer's ``status`` is classified by ``payouts.providers.outcomes`` (``SUCCESSFUL`` →
+  ``SUCCESSFUL``; ``FAILED`` → ``FAILED``; ``NEW``/``PENDING`` → ``PENDING``; anything else →
+  ``UNKNOWN``).
 
-Flutterwave's transfer object carries no NIP session id, so ``session_id`` stays empty; its
-``id`` is the provider reference and ``complete_message`` the message.
+Flutterwave's documented transfer object carries neither a NIP session id nor a NIP response
+code, so ``session_id`` and ``nip_code`` stay empty; its ``id`` is the provider reference and
+``complete_message`` the message.
 """
 
 from __future__ import annotations
@@ -35,25 +37,16 @@ from core.provider_exchange import ProviderExchange
 from core.provider_http import RetryLater
 from integrations.flutterwave import FlutterwaveAdapter, FlutterwaveAnswer
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.outcomes import provider_status_outcome
 
 logger = logging.getLogger(__name__)
 
-# Flutterwave's transfer statuses, until the one table of provider statuses takes them.
-STATUS_OUTCOMES: dict[str, TransferOutcome] = {
-    "SUCCESSFUL": TransferOutcome.SUCCESSFUL,
-    "FAILED": TransferOutcome.FAILED,
-    "NEW": TransferOutcome.PENDING,
-    "PENDING": TransferOutcome.PENDING,
-}
+PROVIDER_NAME = "flutterwave"
 # Refused without being considered: nothing was created, send it again later.
 REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 DUPLICATE_MARKERS = ("already exist", "duplicate")
 UNREACHABLE_MESSAGE = "Payout provider unreachable"
 DEBIT_CURRENCY = "NGN"
-
-
-def status_outcome(status: str) -> TransferOutcome:
-    return STATUS_OUTCOMES.get((status or "").strip().upper(), TransferOutcome.UNKNOWN)
 
 
 def duplicate_reference(answer: FlutterwaveAnswer) -> bool:
@@ -73,7 +66,7 @@ def transfer_result_of(
     """What one Flutterwave transfer object says of the transfer."""
     transfer_id = transfer.get("id")
     return TransferResult(
-        outcome=status_outcome(str(transfer.get("status") or "")),
+        outcome=provider_status_outcome(PROVIDER_NAME, str(transfer.get("status") or "")),
         provider_reference=""
         if transfer_id is None or isinstance(transfer_id, bool)
         else str(transfer_id),
@@ -87,6 +80,8 @@ def _http_error_message(answer: FlutterwaveAnswer) -> str:
 
 
 class FlutterwaveProvider(FlutterwaveAdapter):
+    name = PROVIDER_NAME
+
     def default_timeout_seconds(self) -> float:
         return getattr(
             settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.FLUTTERWAVE_TIMEOUT_SECONDS

@@ -14,11 +14,13 @@
 | ``sweepers`` | requery due payouts, dispatch stuck ones, one payout now at an operator's request |
 | ``counts`` | the payout list's per-day counts: fold and rebuild |
 | ``timing`` | the delays of requery and dispatch, from settings |
+| ``flutterwave_events`` | Flutterwave's transfer webhooks, applied once its read confirms them |
 
 Money moves only through ``wallets.services``; every status change goes through
 ``payouts.state_machine`` on a locked payout; provider calls happen outside any transaction and
 carry our ``internal_reference`` as their idempotency reference. ``bulk_proposals`` is imported
-from its own module: it reads rows with the API's item parser, which imports this package.
+from its own module: it reads rows with the API's item parser, which imports this package;
+``flutterwave_events`` too (its webhook route imports it directly).
 """
 
 from payouts.services.bulk import (
@@ -69,7 +71,6 @@ from payouts.services.requery import (
     NOT_ELIGIBLE_MESSAGE,
     payout_requery,
     payout_requery_apply,
-    payout_requery_on_provider_event,
 )
 from payouts.services.resolution import (
     EVIDENCE_MAX_LENGTHS,
@@ -198,7 +199,6 @@ __all__ = [
     "payout_nip_session_ids_record",
     "payout_requery",
     "payout_requery_apply",
-    "payout_requery_on_provider_event",
     "payout_requery_now",
     "payout_resolution_approve",
     "payout_resolution_propose",

@@ -19,7 +19,6 @@ from payouts.providers.base import (
     TransferResult,
 )
 from payouts.providers.registry import provider_get
-from payouts.selectors import payout_get_for_provider
 from payouts.services.create import payout_dispatch_enqueue
 from payouts.services.dispatch import claim_is_stale
 from payouts.services.settle import (
@@ -75,14 +74,3 @@ def payout_requery(*, payout: Payout) -> Payout:
     provider = provider_get(payout.provider_name)
     result = provider.verify_transfer(reference=payout.internal_reference)
     return payout_requery_apply(payout_id=payout.pk, result=result)
-
-
-def payout_requery_on_provider_event(*, provider_name: str, reference: str) -> Payout | None:
-    """A provider's (authenticated) notification about one of its transfers, taken as a hint:
-    the payout it names is requeried at once (``payout_requery``), so the outcome is the one
-    the provider answers by reference, never the notification's own words. ``None`` for a
-    reference the provider does not carry for us; a final payout is returned unchanged."""
-    payout = payout_get_for_provider(provider_name=provider_name, reference=reference)
-    if payout is None or payout.status in FINAL_STATUSES:
-        return payout
-    return payout_requery(payout=payout)

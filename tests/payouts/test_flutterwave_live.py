@@ -1,7 +1,8 @@
 """Live payouts through Flutterwave (HTTP mocked with ``responses``): the whole lifecycle by
 dispatch, requery and the ``transfer.completed`` webhook at ``POST /api/v1/webhooks/flutterwave``
-(``verif-hash`` compared with ``FLUTTERWAVE_WEBHOOK_HASH``), with Flutterwave seeing exactly one
-transfer per payout and the secret never stored.
+(``verif-hash`` compared with ``FLUTTERWAVE_WEBHOOK_HASH``; applied only as Flutterwave's read by
+reference confirms it), with Flutterwave seeing exactly one transfer per payout and the secret
+never stored.
 
 Shapes from https://developer.flutterwave.com/reference/endpoints/transfers/ and
 https://developer.flutterwave.com/docs/integration-guides/webhooks (transfer.completed,
@@ -22,10 +23,10 @@ from django.db import connection
 from responses import matchers
 
 from merchants.models import Mode
-from payouts.models import Payout, PayoutStatus
+from payouts.models import Payout, PayoutStatus, ProviderTransferEventRecord
 from payouts.services import payout_dispatch, payout_requery
 from tests.payouts.helpers import assert_wallet_balanced, reload
-from wallets.models import Wallet
+from wallets.models import LedgerEntry, Wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -173,36 +174,84 @@ def test_a_duplicate_reference_settles_from_flutterwaves_record(
     assert_wallet_balanced(flutterwave_live)
 
 
-def test_webhook_with_the_right_hash_settles_the_payout(rsps, api_client, dispatched) -> None:
+def test_webhook_with_the_right_hash_settles_the_payout(
+    rsps, api_client, flutterwave_live, dispatched
+) -> None:
     reference = dispatched.internal_reference
-    add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL")))
+    add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL", "Successful")))
     response = post_webhook(api_client, webhook_body(reference, "SUCCESSFUL"))
     assert response.status_code == 200
+    assert response.json()["message"] == "Transfer event applied"
     assert response.json()["data"] == {"reference": reference, "status": "successful"}
-    assert reload(dispatched).status == PayoutStatus.SUCCESSFUL
+    payout = reload(dispatched)
+    assert payout.status == PayoutStatus.SUCCESSFUL
+    assert payout.provider_responses[-1]["operation"] == "flutterwave.webhook.transfer.success"
     assert transfer_posts(rsps) == 1
+    assert_wallet_balanced(flutterwave_live)
 
 
-def test_webhook_outcome_comes_from_the_read_not_the_event(rsps, api_client, dispatched) -> None:
+def test_webhook_not_confirmed_by_the_read_applies_nothing(rsps, api_client, dispatched) -> None:
     reference = dispatched.internal_reference
     add_verify(rsps, reference, listed(transfer_object(reference, "PENDING")))
-    response = post_webhook(api_client, webhook_body(reference, "SUCCESSFUL"))
+    response = post_webhook(api_client, webhook_body(reference, "FAILED"))
     assert response.status_code == 200
-    assert response.json()["data"]["status"] == "ambiguous"
-    assert reload(dispatched).status == PayoutStatus.AMBIGUOUS  # funds stay reserved
+    assert response.json()["message"] == "Event noted: not confirmed by Flutterwave yet"
+    assert response.json()["data"]["status"] == "dispatched"
+    assert reload(dispatched).status == PayoutStatus.DISPATCHED
+    assert ProviderTransferEventRecord.objects.count() == 0
 
 
-def test_a_redelivered_webhook_for_a_final_payout_changes_nothing(
-    rsps, api_client, dispatched
+def test_webhook_whose_read_fails_applies_nothing(rsps, api_client, dispatched) -> None:
+    reference = dispatched.internal_reference
+    rsps.get(TRANSFERS_URL, body=requests.ReadTimeout())
+    response = post_webhook(api_client, webhook_body(reference, "FAILED"))
+    assert response.status_code == 200
+    assert reload(dispatched).status == PayoutStatus.DISPATCHED
+
+
+def test_a_forged_failure_the_read_contradicts_never_releases_the_money(
+    rsps, api_client, flutterwave_live, dispatched
+) -> None:
+    reference = dispatched.internal_reference
+    add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL")))
+    response = post_webhook(api_client, webhook_body(reference, "FAILED"))
+    assert response.status_code == 200
+    assert reload(dispatched).status == PayoutStatus.SUCCESSFUL
+    assert_wallet_balanced(flutterwave_live)
+
+
+def test_a_redelivered_webhook_is_a_duplicate_and_moves_nothing(
+    rsps, api_client, flutterwave_live, dispatched
 ) -> None:
     reference = dispatched.internal_reference
     add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL")))
     post_webhook(api_client, webhook_body(reference, "SUCCESSFUL"))
-    reads = len(rsps.calls)
+    entries = LedgerEntry.objects.count()
     response = post_webhook(api_client, webhook_body(reference, "SUCCESSFUL"))
     assert response.status_code == 200
+    assert response.json()["message"] == "Transfer event duplicate"
     assert response.json()["data"]["status"] == "successful"
-    assert len(rsps.calls) == reads
+    assert LedgerEntry.objects.count() == entries
+    assert ProviderTransferEventRecord.objects.count() == 1
+    assert_wallet_balanced(flutterwave_live)
+
+
+def test_an_amount_that_differs_from_the_payout_is_a_conflict(rsps, api_client, dispatched) -> None:
+    reference = dispatched.internal_reference
+    add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL")))
+    body = json.loads(webhook_body(reference, "SUCCESSFUL"))
+    body["data"]["amount"] = 20000
+    response = post_webhook(api_client, json.dumps(body).encode())
+    assert response.status_code == 200
+    assert response.json()["message"] == "Transfer event conflict"
+    assert reload(dispatched).status == PayoutStatus.DISPATCHED
+
+
+def test_a_status_that_is_not_final_is_ignored(rsps, api_client, dispatched) -> None:
+    response = post_webhook(api_client, webhook_body(dispatched.internal_reference, "PENDING"))
+    assert response.status_code == 200
+    assert response.json()["message"] == "Event ignored"
+    assert len(rsps.calls) == 1  # the dispatch only
 
 
 @pytest.mark.parametrize("verif_hash", [None, "", "wrong-hash", WEBHOOK_HASH + "x"])
@@ -244,6 +293,8 @@ def test_other_events_and_unknown_references_are_acknowledged(
     unknown = post_webhook(api_client, webhook_body("po_not_ours", "SUCCESSFUL"))
     assert unknown.status_code == 200
     assert unknown.json()["data"] is None
+    assert unknown.json()["message"] == "Transfer event unknown_reference"
+    assert ProviderTransferEventRecord.objects.get().reference == "po_not_ours"
     assert len(rsps.calls) == 0
 
 
@@ -256,6 +307,7 @@ def test_a_paystack_payout_is_not_moved_by_a_flutterwave_webhook(
     assert response.status_code == 200
     assert response.json()["data"] is None
     assert reload(payout).status == PayoutStatus.RESERVED
+    assert len(rsps.calls) == 0
 
 
 def test_the_stored_exchange_never_holds_the_secret(rsps, flutterwave_live, live_payout) -> None:

@@ -6,6 +6,7 @@ unreadable bodies refused."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -76,3 +77,20 @@ def test_a_transfer_event_without_a_reference_is_ignored() -> None:
 def test_unreadable_bodies_are_refused(raw: bytes) -> None:
     with pytest.raises(MalformedJSONError):
         flutterwave_transfer_webhook_parse(raw)
+
+
+def test_the_amount_is_read_exactly_never_through_a_float() -> None:
+    raw = json.dumps(transfer_completed()).replace('"amount": 30020', '"amount": 1500.10')
+    event = flutterwave_transfer_webhook_parse(raw.encode())
+    assert event is not None
+    assert event.amount == Decimal("1500.10")
+    assert isinstance(event.amount, Decimal)
+    assert event.currency == "NGN"
+
+
+@pytest.mark.parametrize("amount", ["1500.105", "-5", "0", '"abc"', "null"])
+def test_an_amount_that_is_no_two_place_naira_amount_is_left_out(amount: str) -> None:
+    raw = json.dumps(transfer_completed()).replace('"amount": 30020', f'"amount": {amount}')
+    event = flutterwave_transfer_webhook_parse(raw.encode())
+    assert event is not None
+    assert event.amount is None
