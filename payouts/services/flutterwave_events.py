@@ -4,10 +4,11 @@ Flutterwave authenticates its webhooks with a static secret hash (``verif-hash``
 signature of the body: whoever learns the hash could forge an event, and a forged ``FAILED``
 would release money Flutterwave paid. So an event is never applied on its own word. For a
 Flutterwave payout of ours, the transfer is read back by our reference
-(``FlutterwaveProvider.verify_transfer``) and only a final status from that read
-(``SUCCESSFUL``/``FAILED``) is applied, through ``provider_transfer_event_apply`` (once per
-event, the settle and return paths, the record of every event). A read that is not final or
-fails applies nothing: the payout's scheduled requery settles it. An event for a reference we
+(``FlutterwaveProvider.verify_transfer``, within ``FLUTTERWAVE_TIMEOUT_SECONDS``) and only a
+final status from that read (``SUCCESSFUL``/``FAILED``) is applied, through
+``provider_transfer_event_apply`` (once per event, the settle and return paths, the record of
+every event). A read that is not final or fails applies nothing: the payout's scheduled
+requery settles it. An event for a reference we
 do not hold is applied as sent, which only keeps it (``unknown_reference``); no read is made
 for it.
 """
@@ -17,12 +18,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from integrations.flutterwave.webhooks import FlutterwaveTransferWebhook
 from merchants.models import Mode
 from payouts.models import Payout
 from payouts.providers.base import TransferOutcome
-from payouts.providers.flutterwave import PROVIDER_NAME
-from payouts.providers.registry import provider_get
+from payouts.providers.flutterwave import PROVIDER_NAME, FlutterwaveProvider
 from payouts.services.provider_events import (
     ProviderEventResult,
     ProviderTransferEvent,
@@ -101,7 +103,9 @@ def flutterwave_transfer_webhook_apply(
             provider_reference=webhook.provider_reference,
         )
         return FlutterwaveWebhookApplied(result=provider_transfer_event_apply(event), payout=None)
-    verified = provider_get(PROVIDER_NAME).verify_transfer(reference=webhook.reference)
+    # Inside Flutterwave's webhook call: its own (shorter) timeout, not the dispatch's.
+    reader = FlutterwaveProvider(timeout_seconds=settings.FLUTTERWAVE_TIMEOUT_SECONDS)
+    verified = reader.verify_transfer(reference=webhook.reference)
     confirmed = CONFIRMED_KINDS.get(verified.outcome)
     if confirmed is None:
         logger.warning(
