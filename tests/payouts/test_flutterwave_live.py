@@ -326,3 +326,25 @@ def test_the_stored_exchange_never_holds_the_secret(rsps, flutterwave_live, live
         stored = repr(cursor.fetchone())
     assert SECRET not in stored
     assert "[redacted]" in stored
+
+
+def test_a_confirmed_failure_after_success_is_a_return_once(
+    rsps, api_client, flutterwave_live, dispatched
+) -> None:
+    reference = dispatched.internal_reference
+    add_verify(rsps, reference, listed(transfer_object(reference, "SUCCESSFUL")))
+    post_webhook(api_client, webhook_body(reference, "SUCCESSFUL"))
+    rsps.replace(
+        responses.GET,
+        TRANSFERS_URL,
+        json=listed(transfer_object(reference, "FAILED", "Reversed by the beneficiary bank")),
+        match=[matchers.query_param_matcher({"reference": reference})],
+    )
+    first = post_webhook(api_client, webhook_body(reference, "FAILED"))
+    again = post_webhook(api_client, webhook_body(reference, "FAILED"))
+    assert first.json()["message"] == "Transfer event applied"
+    assert again.json()["message"] == "Transfer event duplicate"
+    payout = reload(dispatched)
+    assert payout.status == PayoutStatus.SUCCESSFUL
+    assert payout.returned_at is not None
+    assert_wallet_balanced(flutterwave_live)
