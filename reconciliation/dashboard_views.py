@@ -26,6 +26,7 @@ from core.dates import local_day_bounds, local_text, local_today, local_zone_lab
 from merchants.models import Mode
 from payouts.models import FINAL_STATUSES, PayoutStatus
 from reconciliation.dashboard import (
+    ESCALATABLE_STATUSES,
     NOT_FINAL_STATUSES,
     WAITING_STATUSES,
     DayFigures,
@@ -217,6 +218,28 @@ def _waiting_sections(board: FinanceDashboard) -> list[dict[str, Any]]:
             "total": board.ambiguous_total,
             "rows": _waiting_rows(board.oldest_ambiguous),
         },
+        {
+            "testid": "dashboard-held-for-fraud",
+            "title": "Held for suspected fraud",
+            "note": "Ambiguous, flagged by the provider or the bank (NIP 34, 35, 63): funds stay "
+            "reserved until finance resolves it with two people; age since flagged.",
+            "since_label": "Flagged",
+            "url": payout_list_url(mode=board.mode, statuses=(PayoutStatus.AMBIGUOUS,))
+            + "&fraud_flagged_at__isnull=False",
+            "total": board.held_total,
+            "rows": _waiting_rows(board.oldest_held),
+        },
+        {
+            "testid": "dashboard-escalated",
+            "title": "Unresolved past the requery window (escalated)",
+            "note": "Dispatched or ambiguous with no final answer after "
+            "PAYOUT_REQUERY_ESCALATE_AFTER; still requeried hourly; age since sent.",
+            "since_label": "Sent",
+            "url": payout_list_url(mode=board.mode, statuses=ESCALATABLE_STATUSES)
+            + "&requery_escalated_at__isnull=False",
+            "total": board.escalated_total,
+            "rows": _waiting_rows(board.oldest_escalated),
+        },
     ]
 
 
@@ -257,6 +280,15 @@ def _exception_rows(
             else "",
         }
         for state in UNRESOLVED_STATES
+    ] + [
+        {
+            "label": "Provider transfer events contradicting a final payout",
+            "count": board.transfer_event_conflicts,
+            "url": f"{reverse('admin:payouts_providertransfereventrecord_changelist')}?"
+            f"{urlencode({'result__exact': 'conflict'})}"
+            if linked
+            else "",
+        }
     ]
 
 

@@ -18,7 +18,7 @@ from payouts.providers.base import (
     TransferOutcome,
     TransferResult,
 )
-from payouts.services.timing import dispatched_requery_after, next_requery_at
+from payouts.services.timing import next_requery_at
 from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
 from wallets.services import (
@@ -199,7 +199,7 @@ def provider_answer_settle(
         payout_fail(payout, now=now, message=result.message, effects=effects)
     elif result.outcome == TransferOutcome.PENDING and not from_requery:
         # Accepted and in progress: stays dispatched; the sweeper asks again later.
-        payout.next_requery_at = now + dispatched_requery_after()
+        payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
     else:
         # Timeout, 5xx, unknown reference, or still pending when asked: not conclusive.
         _make_ambiguous(payout, now=now)
