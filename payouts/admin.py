@@ -117,6 +117,27 @@ class ReturnedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class AttentionFilter(admin.SimpleListFilter):
+    """Payouts finance must look at: held for suspected fraud, or unresolved past the requery
+    window (escalated), while they are not final."""
+
+    title = "needs finance"
+    parameter_name = "attention"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("held", "Held for suspected fraud"), ("escalated", "Unresolved past 24 h")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Payout]) -> QuerySet[Payout]:
+        if self.value() == "held":
+            return queryset.filter(status=PayoutStatus.AMBIGUOUS, fraud_flagged_at__isnull=False)
+        if self.value() == "escalated":
+            return queryset.filter(
+                status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS),
+                requery_escalated_at__isnull=False,
+            )
+        return queryset
+
+
 class BankFilter(admin.SimpleListFilter):
     title = "bank"
     parameter_name = "bank_code"
@@ -178,6 +199,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     list_filter = (
         "status",
         ReturnedFilter,
+        AttentionFilter,
         "mode",
         ("merchant", admin.RelatedOnlyFieldListFilter),
         BankFilter,

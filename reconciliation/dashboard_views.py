@@ -26,7 +26,6 @@ from core.dates import local_day_bounds, local_text, local_today, local_zone_lab
 from merchants.models import Mode
 from payouts.models import FINAL_STATUSES, PayoutStatus
 from reconciliation.dashboard import (
-    ESCALATABLE_STATUSES,
     NOT_FINAL_STATUSES,
     WAITING_STATUSES,
     DayFigures,
@@ -71,10 +70,17 @@ class DashboardForm(forms.Form):
 
 
 def payout_list_url(
-    *, mode: str, day: date | None = None, statuses: Sequence[str] | None = None
+    *,
+    mode: str,
+    day: date | None = None,
+    statuses: Sequence[str] | None = None,
+    attention: str = "",
 ) -> str:
-    """The payout changelist filtered by mode, status(es) and the Lagos day's ``created_at``."""
+    """The payout changelist filtered by mode, status(es), the Lagos day's ``created_at`` and
+    what needs finance (``attention``: ``held`` or ``escalated``)."""
     params: dict[str, str] = {}
+    if attention:
+        params["attention"] = attention
     if statuses:
         if len(statuses) == 1:
             params["status__exact"] = statuses[0]
@@ -224,8 +230,7 @@ def _waiting_sections(board: FinanceDashboard) -> list[dict[str, Any]]:
             "note": "Ambiguous, flagged by the provider or the bank (NIP 34, 35, 63): funds stay "
             "reserved until finance resolves it with two people; age since flagged.",
             "since_label": "Flagged",
-            "url": payout_list_url(mode=board.mode, statuses=(PayoutStatus.AMBIGUOUS,))
-            + "&fraud_flagged_at__isnull=False",
+            "url": payout_list_url(mode=board.mode, attention="held"),
             "total": board.held_total,
             "rows": _waiting_rows(board.oldest_held),
         },
@@ -235,8 +240,7 @@ def _waiting_sections(board: FinanceDashboard) -> list[dict[str, Any]]:
             "note": "Dispatched or ambiguous with no final answer after "
             "PAYOUT_REQUERY_ESCALATE_AFTER; still requeried hourly; age since sent.",
             "since_label": "Sent",
-            "url": payout_list_url(mode=board.mode, statuses=ESCALATABLE_STATUSES)
-            + "&requery_escalated_at__isnull=False",
+            "url": payout_list_url(mode=board.mode, attention="escalated"),
             "total": board.escalated_total,
             "rows": _waiting_rows(board.oldest_escalated),
         },

@@ -605,10 +605,8 @@ def test_payouts_held_for_fraud_and_escalated_have_their_own_sections(
     assert 'data-testid="dashboard-escalated"' in page
     hrefs = {link["href"] for link in page_links(response)}
     for href in (
-        payout_list_url(mode=Mode.LIVE, statuses=(PayoutStatus.AMBIGUOUS,))
-        + "&fraud_flagged_at__isnull=False",
-        payout_list_url(mode=Mode.LIVE, statuses=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS))
-        + "&requery_escalated_at__isnull=False",
+        payout_list_url(mode=Mode.LIVE, attention="held"),
+        payout_list_url(mode=Mode.LIVE, attention="escalated"),
     ):
         assert href in hrefs
         listed = viewer_client.get(href)
