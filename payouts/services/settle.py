@@ -18,7 +18,7 @@ from payouts.providers.base import (
     TransferOutcome,
     TransferResult,
 )
-from payouts.services.timing import dispatched_requery_after, next_requery_at
+from payouts.services.timing import next_requery_at
 from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
 from wallets.services import (
@@ -52,7 +52,6 @@ SETTLEMENT_FIELDS = (
     "requery_escalated_at",
     "updated_at",
 )
-HELD_MESSAGE = "Held for suspected fraud by the provider or the beneficiary bank"
 
 
 def provider_answer_record(payout: Payout, result: TransferResult) -> None:
@@ -157,7 +156,8 @@ def payout_hold_for_fraud(payout: Payout, result: TransferResult, *, now: dateti
     """The provider or the beneficiary's bank held the transfer for suspected fraud: the payout
     is flagged (the first time, with the NIP code) and stays ``ambiguous``, its reservation
     untouched: finance settles it with two people (``payouts.services.resolution``). Requeries
-    go on, so that a later success can still capture it."""
+    go on, so that a later success can still capture it. The merchant is not told of the flag
+    (it sees an ambiguous payout); finance sees it on the payout and the dashboard."""
     if payout.fraud_flagged_at is None:
         payout.fraud_flagged_at = now
         payout.fraud_nip_code = (result.nip_code or "")[:4]
@@ -166,7 +166,6 @@ def payout_hold_for_fraud(payout: Payout, result: TransferResult, *, now: dateti
             payout.internal_reference,
             payout.fraud_nip_code or "?",
         )
-    payout.error_message = HELD_MESSAGE
     _make_ambiguous(payout, now=now)
 
 
@@ -199,7 +198,7 @@ def provider_answer_settle(
         payout_fail(payout, now=now, message=result.message, effects=effects)
     elif result.outcome == TransferOutcome.PENDING and not from_requery:
         # Accepted and in progress: stays dispatched; the sweeper asks again later.
-        payout.next_requery_at = now + dispatched_requery_after()
+        payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
     else:
         # Timeout, 5xx, unknown reference, or still pending when asked: not conclusive.
         _make_ambiguous(payout, now=now)

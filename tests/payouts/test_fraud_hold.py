@@ -94,3 +94,7 @@ def test_finance_releases_a_held_payout_with_two_people(held_payout, funded_wall
     assert funded_wallet.reserved_balance == Decimal("0.00")
     assert funded_wallet.available_balance == Decimal("100000.00")
     assert_wallet_balanced(funded_wallet)
+
+
+def test_the_merchant_is_not_told_of_the_fraud_flag(held_payout) -> None:
+    assert held_payout.error_message in (None, "")
