@@ -197,7 +197,7 @@ class PaystackWebhookApi(APIView):
     call), so redelivered events change nothing. Unknown references and other events answer
     200 so Paystack stops resending them; a failed verify answers 503 so it tries again. Events
     other than charges go to ``collections_app.signals.paystack_event_received`` first (refunds
-    apply ``refund.*`` there; data null, the message says what was done).
+    apply ``refund.*`` there, payouts ``transfer.*``; data null, the message says what was done).
     """
 
     authentication_classes: list = []
@@ -218,7 +218,10 @@ class PaystackWebhookApi(APIView):
             "references answer 200 with data null so Paystack stops resending; a failed verify "
             "answers 503 so Paystack tries again. Refund events (refund.processed, "
             "refund.failed, refund.pending, refund.processing) are hints too: the refunds of "
-            "that live transaction still pending are asked about at once (data null)."
+            "that live transaction still pending are asked about at once (data null). "
+            "Transfer events (transfer.success, transfer.failed, transfer.reversed) settle the "
+            "live payout they name, once per event and in any order (data null; the message "
+            "says applied, duplicate, stale, unknown_reference or conflict)."
         ),
         request={"application/json": {"type": "object"}},
         responses={

@@ -1,8 +1,9 @@
 """The payout routes of the spec (quote, name enquiry, create, list, details, requery) and the
-extensions beside them (bulk, test helpers)."""
+extensions beside them (bulk, test helpers, the payout providers' webhooks)."""
 
 from django.urls import path
 
+from payouts.api.provider_webhooks import FlutterwaveWebhookApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
     PayoutBatchDetailApi,
@@ -45,4 +46,5 @@ urlpatterns = [
         TestPayoutReturnApi.as_view(),
         name="test-payout-return",
     ),
+    path("webhooks/flutterwave", FlutterwaveWebhookApi.as_view(), name="webhook-flutterwave"),
 ]

@@ -50,6 +50,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 FUNDING_SECRET = "hostile-input-funding-secret"
 PAYSTACK_SECRET = "hostile-input-paystack-secret"
+FLUTTERWAVE_HASH = "hostile-input-flutterwave-hash"
 CALLBACK_URL = "https://merchant.example.com/payments/callback"
 TOO_DEEP = f"Malformed JSON body: nested more than {MAX_JSON_DEPTH} levels deep"
 STORED = (
@@ -95,6 +96,7 @@ class World:
 def world(merchant_account: MerchantCreated, settings: Any, monkeypatch) -> World:
     settings.FUNDING_WEBHOOK_SECRET = FUNDING_SECRET
     settings.PAYSTACK_SECRET_KEY = PAYSTACK_SECRET
+    settings.FLUTTERWAVE_WEBHOOK_HASH = FLUTTERWAVE_HASH
 
     def resolve(host: str, port: int) -> list[str]:
         if host == "merchant.example.com":
@@ -206,6 +208,10 @@ def _complete(world: World) -> dict[str, Any]:
 
 def _paystack(world: World) -> dict[str, Any]:
     return {"event": "charge.success", "data": {"reference": world.reference}}
+
+
+def _flutterwave(world: World) -> dict[str, Any]:
+    return {"event": "transfer.completed", "data": {"reference": "po_unknown", "status": "FAILED"}}
 
 
 def _refund(world: World) -> dict[str, Any]:
@@ -342,6 +348,7 @@ ROUTES = [
     Route(
         "POST", API + "webhooks/paystack", _paystack, signature_header="HTTP_X_PAYSTACK_SIGNATURE"
     ),
+    Route("POST", API + "webhooks/flutterwave", _flutterwave, signature_header="HTTP_VERIF_HASH"),
     Route(
         "GET",
         API + "events",
@@ -397,6 +404,8 @@ def test_the_routes_here_are_every_route_of_the_urlconf() -> None:
 def _signed_headers(route: Route, body: bytes) -> dict[str, str]:
     if route.signature_header == "HTTP_X_PROVIDER_SIGNATURE":
         return {route.signature_header: funding_signature_compute(body, secret=FUNDING_SECRET)}
+    if route.signature_header == "HTTP_VERIF_HASH":
+        return {route.signature_header: FLUTTERWAVE_HASH}
     return {route.signature_header: paystack_signature_compute(body, secret_key=PAYSTACK_SECRET)}
 
 

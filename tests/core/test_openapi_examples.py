@@ -424,6 +424,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     assert unanswered == {
         "funding_notification",
         "webhooks_paystack",
+        "webhooks_flutterwave",
         "event_resend",
         "test_helper_payout_return",
     }
