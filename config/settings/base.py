@@ -257,7 +257,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["merchants.authentication.SecretKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.api.permissions.KeyScopePermission"],
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",
     "UNAUTHENTICATED_USER": None,
