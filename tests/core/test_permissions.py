@@ -193,3 +193,21 @@ def test_without_a_key_an_undeclared_route_still_answers_the_authentication_fail
     api_client: APIClient,
 ) -> None:
     assert api_client.get("/t/undeclared").status_code == 401
+
+
+def test_the_schema_names_each_operations_scope_and_its_403(api_client: APIClient) -> None:
+    schema = api_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    payouts = schema["paths"]["/api/v1/transactions/in/merchant-wallet/payouts"]
+    assert payouts["post"]["x-required-scope"] == "payouts:write"
+    assert payouts["get"]["x-required-scope"] == "read"
+    assert "403" in payouts["post"]["responses"]
+    assert "payouts:write" in payouts["post"]["description"]
+    keyed = [
+        operation
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if path.startswith("/api/v1/")
+        and method in ("get", "post", "put", "patch", "delete")
+        and "webhooks/" not in path
+    ]
+    assert keyed and all(operation.get("x-required-scope") for operation in keyed)
