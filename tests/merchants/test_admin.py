@@ -193,6 +193,11 @@ def test_key_list_shows_kind_scopes_and_expiry_never_a_restricted_keys_hash(
     assert rolled.issued.plaintext not in listing
     page = admin_client.get(f"/admin/merchants/secretkey/{restricted.pk}/change/").content.decode()
     assert restricted.key_hash not in page and "read" in page
+    merchant_page = admin_client.get(
+        f"{MERCHANTS}{merchant_account.merchant.pk}/change/"
+    ).content.decode()
+    assert "dashboard reader" in merchant_page and "Expires at" in merchant_page
+    assert restricted.key_hash not in merchant_page
 
 
 def test_webhook_settings_list_never_shows_the_secret(
