@@ -177,6 +177,18 @@ def test_head_needs_what_get_needs(
     )
 
 
+def test_options_needs_any_scope_the_route_declares(
+    merchant_account: MerchantCreated, client_for: Callable[[str], APIClient]
+) -> None:
+    payouts = f"{API}transactions/in/merchant-wallet/payouts"
+    reader = RestrictedKeyFactory(merchant=merchant_account.merchant, scopes=[Scope.READ])
+    assert client_for(reader.plaintext).options(payouts).status_code == 200
+    refunder = RestrictedKeyFactory(
+        merchant=merchant_account.merchant, scopes=[Scope.REFUNDS_WRITE]
+    )
+    assert client_for(refunder.plaintext).options(payouts).status_code == 403
+
+
 # --- failing closed -------------------------------------------------------------------------------
 
 
