@@ -8,6 +8,11 @@ once, on a page of its own.
 * webhook settings are saved by ``webhook_settings_set``: a secret is generated, and the URL must
   be a public ``https`` address (``core.ssrf``).
 
+Keys are listed by prefix with their kind (secret or restricted), name, scopes and expiry
+(a rolled secret key answers until then); never their hash. Merchants roll their secret key and
+create and revoke restricted keys themselves (the keys routes); rotation here is the emergency
+path: every secret key of the mode revoked at once, restricted keys left as they are.
+
 The platform merchant (``is_platform``, the owner of the platform's wallets) is shown with
 that flag; it has no keys and the rotation actions leave it out.
 
@@ -38,7 +43,7 @@ from audit.backoffice import (
 from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 from core.ssrf import UnsafeURLError, url_check_public
-from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
+from merchants.models import KeyKind, Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import (
     merchant_create,
     secret_key_rotate_recorded,
@@ -46,7 +51,10 @@ from merchants.services import (
     webhook_settings_set,
 )
 
-ROTATION_NOTE = "The previous key is revoked: requests made with it now get 401."
+ROTATION_NOTE = (
+    "The previous secret keys of this mode (rolled ones too) are revoked: requests made with "
+    "them now get 401. Restricted keys are unchanged."
+)
 
 
 class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -57,8 +65,28 @@ class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
     allow_delete = True
     extra = 0
     can_delete = False
-    fields = ("mode", "prefix", "created_at", "revoked_at")
+    fields = (
+        "mode",
+        "kind",
+        "name",
+        "prefix",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
     readonly_fields = fields
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: SecretKey) -> str:
+        return key_scopes_display(obj)
+
+
+def key_scopes_display(key: SecretKey) -> str:
+    """A key's scopes as one cell: "all" for a secret key."""
+    if key.kind == KeyKind.SECRET:
+        return "all"
+    return ", ".join(key.scopes)
 
 
 @admin.register(Merchant)
@@ -140,8 +168,8 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
                 action_name=action_name,
                 title=f"Rotate {mode} secret keys",
                 intro=f"A new {mode} secret key will be issued to each merchant below and "
-                f"their current {mode} key revoked at once: their server gets 401 until it "
-                "uses the new key.",
+                f"every {mode} secret key they hold (rolled ones too) revoked at once: their "
+                "server gets 401 until it uses the new key. Restricted keys are unchanged.",
                 submit_label=f"Rotate {mode} keys",
                 form=form,
             )
@@ -179,12 +207,36 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
 @admin.register(SecretKey)
 class SecretKeyAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     allow_delete = True
-    list_display = ("prefix", "merchant", "mode", "created_at", "revoked_at")
-    list_filter = ("mode",)
-    search_fields = ("prefix", "merchant__name")
+    list_display = (
+        "prefix",
+        "merchant",
+        "mode",
+        "kind",
+        "name",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
+    list_filter = ("mode", "kind")
+    search_fields = ("prefix", "name", "merchant__name")
     list_select_related = ("merchant",)
-    readonly_fields = ("merchant", "mode", "prefix", "created_at", "revoked_at")
-    exclude = ("key_hash",)
+    readonly_fields = (
+        "merchant",
+        "mode",
+        "kind",
+        "name",
+        "prefix",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
+    exclude = ("key_hash", "scopes")
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: SecretKey) -> str:
+        return key_scopes_display(obj)
 
 
 class WebhookSettingsForm(forms.ModelForm):

@@ -10,8 +10,17 @@ VISIBLE_PREFIX_LENGTH = 12
 WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105
 
 
-def secret_key_generate(*, mode: str) -> str:
-    return f"sk_{mode}_{secrets.token_urlsafe(KEY_RANDOM_BYTES)}"
+SECRET_KEY_MARK = "sk"  # noqa: S105
+RESTRICTED_KEY_MARK = "rk"
+# What every key the service issues starts with: its kind's mark and its mode.
+KEY_STARTS = ("sk_test_", "sk_live_", "rk_test_", "rk_live_")
+
+
+def secret_key_generate(*, mode: str, restricted: bool = False) -> str:
+    """A new key's plaintext: ``sk_<mode>_…`` for a secret key, ``rk_<mode>_…`` for a
+    restricted one."""
+    mark = RESTRICTED_KEY_MARK if restricted else SECRET_KEY_MARK
+    return f"{mark}_{mode}_{secrets.token_urlsafe(KEY_RANDOM_BYTES)}"
 
 
 def secret_key_hash(plaintext: str) -> str:

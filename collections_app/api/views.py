@@ -42,6 +42,7 @@ from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from merchants.models import Mode
+from merchants.scopes import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ PAYSTACK_CHARGE_EVENTS = frozenset({"charge.success", "charge.failed"})
 
 class TransactionInitializeApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"POST": Scope.COLLECTIONS_WRITE}
     error_statuses = (409, 503)
 
     @extend_schema(
@@ -87,6 +89,7 @@ class TransactionInitializeApi(ForbiddenMerchantApi):
 
 class TransactionStatusApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="transactions_check_status",
@@ -114,6 +117,7 @@ class TransactionStatusApi(ForbiddenMerchantApi):
 
 class TransactionSearchApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -143,6 +147,7 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
     """Test mode only: settles a pending transaction as a provider confirmation would."""
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(

@@ -257,7 +257,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["merchants.authentication.SecretKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.api.permissions.KeyScopePermission"],
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -279,7 +279,10 @@ SPECTACULAR_SETTINGS = {
         "from your customers by card or bank transfer.\n\n"
         "**Authentication**: every route takes your secret key as `Authorization: Bearer "
         "<key>`. A test key (`sk_test_…`) works on the test wallet and moves no real money; a "
-        "live key (`sk_live_…`) works on the live wallet. Each sees only its own mode's data.\n\n"
+        "live key (`sk_live_…`) works on the live wallet. Each sees only its own mode's data. "
+        "A restricted key (`rk_test_…`, `rk_live_…`, made on the Keys routes) holds only the "
+        "scopes it was given: each operation names its scope (`x-required-scope`), and a key "
+        "without it gets 403 naming the scope.\n\n"
         "**Answers**: every JSON answer is the envelope `{status, message, data, statusCode}`: "
         "`status` true with `data` on success, false with `data` null and a `message` naming "
         "the field on error. Payment-item routes answer an authentication failure with "

@@ -17,6 +17,7 @@ class ApiTag(StrEnum):
     SETTLEMENTS = "Settlements"
     EVENTS = "Events"
     TEST_HELPERS = "Test helpers"
+    KEYS = "Keys"
     PROVIDER_WEBHOOKS = "Provider webhooks"
 
 
@@ -61,8 +62,15 @@ _TAG_DESCRIPTIONS: dict[ApiTag, str] = {
         "send it again to your current webhook URL."
     ),
     ApiTag.TEST_HELPERS: (
-        "Test mode only (a test secret key): fund the test wallet, complete a collection, "
-        "make a bank return a successful payout. A live key gets 404 on these routes."
+        "Test mode only (a test key holding test_helpers:write): fund the test wallet, "
+        "complete a collection, make a bank return a successful payout. A live key gets 404 on "
+        "these routes."
+    ),
+    ApiTag.KEYS: (
+        "The merchant's own keys, of the calling key's mode: roll the secret key (the old one "
+        "answers until the expiry the roll gives it), create restricted keys holding only the "
+        "scopes they name, list and revoke them. Every route needs keys:write; every other "
+        "route needs the scope shown as x-required-scope (a key without it gets 403 naming it)."
     ),
     ApiTag.PROVIDER_WEBHOOKS: (
         "Routes the payment providers call (signed by them, not by a merchant key): wallet "

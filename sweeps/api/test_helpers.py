@@ -13,6 +13,7 @@ from core.api.responses import EnvelopeResponse, response_example
 from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
 from sweeps.api.views import actor_label
@@ -26,6 +27,7 @@ class TestSettlementAccountActivateApi(MerchantApi):
     """Test mode only: the pending test settlement account takes effect now."""
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (403,)
 
     @extend_schema(

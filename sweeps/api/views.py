@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse, request_example, response_example
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from sweeps.api.examples import (
     SETTINGS_EXAMPLE,
     SETTINGS_RETRIEVED,
@@ -39,6 +40,7 @@ class SweepSettingsApi(MerchantApi):
     """The sweep settings of the key's wallet: schedule, amount kept, settlement account."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ, "PUT": Scope.SWEEPS_WRITE}
     error_statuses = (404, 503)
 
     @property
@@ -137,6 +139,7 @@ class SweepRunApi(MerchantApi):
     """Sweep now: today's sweep of the key's wallet, whatever its schedule."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"POST": Scope.SWEEPS_WRITE}
     error_statuses = (404, 503)
 
     @extend_schema(

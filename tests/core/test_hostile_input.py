@@ -88,6 +88,7 @@ class World:
                 "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
                 "settlement_id": "stl_" + "0" * 20,  # the world settles nothing: a 404 too
                 "refund_id": "rf_" + "0" * 20,  # the world refunds nothing: a 404 too
+                "key_id": 2**31 - 1,  # no such key: a 404 once the text passes
             }[name]
         )
 
@@ -231,6 +232,14 @@ def _sweep(world: World) -> dict[str, Any]:
     }
 
 
+def _key_create(world: World) -> dict[str, Any]:
+    return {"name": "hostile reader", "scopes": ["read"]}
+
+
+def _key_roll(world: World) -> dict[str, Any]:
+    return {"expires_in_hours": 24}
+
+
 def _card_form(world: World) -> dict[str, Any]:
     return {"card_number": "4084 0840 8408 4081", "expiry": "12/40", "cvv": "123"}
 
@@ -359,6 +368,10 @@ ROUTES = [
     Route("GET", API + "settlements/<str:settlement_id>"),
     Route("GET", API + "settlements/<str:settlement_id>/transactions", query=("page", "limit")),
     Route("POST", API + "events/<str:event_id>/resend"),
+    Route("GET", API + "keys"),
+    Route("POST", API + "keys", _key_create),
+    Route("POST", API + "keys/roll", _key_roll),
+    Route("DELETE", API + "keys/<int:key_id>"),
     Route("GET", "/checkout/<str:reference>"),
     Route("POST", "/checkout/<str:reference>/card", _card_form),
     Route("POST", "/checkout/<str:reference>/transfer"),

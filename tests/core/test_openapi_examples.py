@@ -377,6 +377,20 @@ def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> No
     checked.call("get", one, path=one.format(refund_id=refund_id))
 
 
+def _keys_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Last: a restricted key made, listed and revoked, then the calling key rolled (it keeps
+    answering for the example's day)."""
+    keys = f"{API}/keys"
+    created = checked.call("post", keys, data=_request_example(schema, "post", keys, "ReadOnly"))
+    listed = checked.call("get", keys)
+    assert created["data"]["key"]["id"] in [key["id"] for key in listed["data"]]
+    one = f"{keys}/{{key_id}}"
+    checked.call("delete", one, path=one.format(key_id=created["data"]["key"]["id"]))
+    roll = f"{keys}/roll"
+    rolled = checked.call("post", roll, data=_request_example(schema, "post", roll, "OneDay"))
+    assert rolled["data"]["rolled_key"]["expires_at"] is not None
+
+
 def _settlement_flow(checked: Checked, merchant: Any) -> None:
     settlement = SettlementFactory(merchant=merchant, transaction_count=1)
     SettlementShareFactory(settlement=settlement)
@@ -416,6 +430,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     _sweep_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     _settlement_flow(checked, merchant_account.merchant)
+    _keys_flow(checked, schema)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and
     # returning a successful payout (they need a delivery or a completed transfer).

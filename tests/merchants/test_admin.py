@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import socket
+from datetime import timedelta
 
 import pytest
 from cryptography.fernet import Fernet
@@ -12,13 +13,14 @@ from django.contrib.auth.models import User
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.test import Client
+from django.utils import timezone
 
 from audit.models import AuditRecord
 from core import ssrf
 from core.crypto import STORED_PREFIX
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
-from merchants.services import webhook_settings_set
+from merchants.services import secret_key_roll, webhook_settings_set
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import (
     act_records,
@@ -27,6 +29,7 @@ from tests.audit.helpers import (
     audit_count,
     client_for,
 )
+from tests.merchants.factories import RestrictedKeyFactory
 from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
@@ -167,6 +170,34 @@ def test_key_list_shows_prefixes_never_hashes_or_keys(
     assert stored.prefix in listing
     assert stored.key_hash not in listing
     assert merchant_account.live_key.plaintext not in listing
+
+
+def test_key_list_shows_kind_scopes_and_expiry_never_a_restricted_keys_hash(
+    admin_client: Client, merchant_account
+) -> None:
+
+    rolled = secret_key_roll(calling_key=merchant_account.test_key.secret_key, expires_in_hours=5)
+    restricted = RestrictedKeyFactory(
+        merchant=merchant_account.merchant, name="dashboard reader", scopes=["read"]
+    )
+    response = admin_client.get("/admin/merchants/secretkey/")
+    listing = response.content.decode()
+    assert "Expires at" in listing and "Kind" in listing
+    assert "dashboard reader" in listing and restricted.prefix in listing
+    expiry = timezone.localtime(rolled.rolled.expires_at)
+    assert f"{expiry.hour:02d}:{expiry.minute:02d}" in listing
+    assert rolled.rolled.expires_at - timezone.now() > timedelta(hours=4)
+    for key in SecretKey.objects.all():
+        assert key.key_hash not in listing
+    assert restricted.plaintext not in listing
+    assert rolled.issued.plaintext not in listing
+    page = admin_client.get(f"/admin/merchants/secretkey/{restricted.pk}/change/").content.decode()
+    assert restricted.key_hash not in page and "read" in page
+    merchant_page = admin_client.get(
+        f"{MERCHANTS}{merchant_account.merchant.pk}/change/"
+    ).content.decode()
+    assert "dashboard reader" in merchant_page and "Expires at" in merchant_page
+    assert restricted.key_hash not in merchant_page
 
 
 def test_webhook_settings_list_never_shows_the_secret(

@@ -3,12 +3,16 @@ hand-written query, held equal to the ORM's answer."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db.models import Model
+from django.utils import timezone
 
 from merchants.models import Merchant, Mode, SecretKey
 from merchants.selectors import ActiveKey, secret_key_get_active
 from merchants.services import merchant_create, secret_key_rotate
+from tests.merchants.factories import RestrictedKeyFactory
 from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
@@ -78,3 +82,27 @@ def test_the_key_carries_no_attribute_its_model_does_not_declare(db: None) -> No
     found = secret_key_get_active(plaintext=created.test_key.plaintext)
     assert found is not None
     assert not hasattr(found.key, "wallet")
+
+
+def test_a_restricted_key_brings_its_scopes_in_the_same_one_query(django_assert_num_queries):
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    key = RestrictedKeyFactory(merchant=created.merchant, scopes=["read", "refunds:write"])
+    with django_assert_num_queries(1):
+        found = secret_key_get_active(plaintext=key.plaintext)
+        assert found is not None
+        assert found.scopes == frozenset({"read", "refunds:write"})
+        assert found.has_scope("read") and not found.has_scope("payouts:write")
+        assert found.wallet.mode == Mode.TEST
+    secret = secret_key_get_active(plaintext=created.test_key.plaintext)
+    assert secret is not None and secret.has_scope("payouts:approve")
+
+
+def test_a_key_past_its_expiry_brings_nothing(monkeypatch) -> None:
+
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    expiry = timezone.now() + timedelta(hours=1)
+    SecretKey.objects.filter(pk=created.test_key.secret_key.pk).update(expires_at=expiry)
+    monkeypatch.setattr(timezone, "now", lambda: expiry - timedelta(microseconds=1))
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is not None
+    monkeypatch.setattr(timezone, "now", lambda: expiry)
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is None

@@ -4,9 +4,18 @@ import hashlib
 
 import pytest
 
-from merchants.models import Mode, SecretKey
+from core.exceptions import ApplicationError, ConflictError
+from merchants.models import KeyKind, Merchant, Mode, SecretKey
 from merchants.selectors import secret_key_get_active
-from merchants.services import merchant_create, secret_key_rotate, webhook_secret_rotate
+from merchants.services import (
+    MAX_ACTIVE_KEYS_PER_MODE,
+    merchant_create,
+    restricted_key_create,
+    secret_key_roll,
+    secret_key_rotate,
+    webhook_secret_rotate,
+)
+from tests.merchants.factories import RestrictedKeyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +67,41 @@ def test_webhook_secret_rotation_changes_the_secret() -> None:
     second = webhook_secret_rotate(merchant=created.merchant, mode=Mode.TEST).secret
     assert first.startswith("whsec_")
     assert first != second
+
+
+# --- the merchant's own key controls --------------------------------------------------------------
+
+
+def test_staff_rotation_revokes_every_secret_key_of_the_mode_and_leaves_restricted_keys() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    rolled = secret_key_roll(calling_key=created.test_key.secret_key, expires_in_hours=24)
+    restricted = RestrictedKeyFactory(merchant=created.merchant)
+    issued = secret_key_rotate(merchant=created.merchant, mode=Mode.TEST)
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is None
+    assert secret_key_get_active(plaintext=rolled.issued.plaintext) is None
+    assert secret_key_get_active(plaintext=restricted.plaintext) is not None
+    assert secret_key_get_active(plaintext=issued.plaintext) is not None
+    assert secret_key_get_active(plaintext=created.live_key.plaintext) is not None
+    assert SecretKey.objects.get(pk=restricted.pk).kind == KeyKind.RESTRICTED
+
+
+def test_a_mode_holds_at_most_the_limit_of_answering_keys() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    RestrictedKeyFactory.create_batch(MAX_ACTIVE_KEYS_PER_MODE - 1, merchant=created.merchant)
+    with pytest.raises(ConflictError):
+        restricted_key_create(
+            calling_key=created.test_key.secret_key, name="one more", scopes=["read"]
+        )
+    live = restricted_key_create(
+        calling_key=created.live_key.secret_key, name="live", scopes=["read"]
+    )
+    assert live.secret_key.mode == Mode.LIVE
+
+
+def test_the_platform_merchant_gets_no_restricted_key() -> None:
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    Merchant.objects.filter(pk=created.merchant.pk).update(is_platform=True)
+    key = SecretKey.objects.get(pk=created.test_key.secret_key.pk)
+    with pytest.raises(ApplicationError):
+        restricted_key_create(calling_key=key, name="x", scopes=["read"])
+    assert SecretKey.objects.filter(merchant=created.merchant).count() == 2

@@ -15,6 +15,7 @@ from core.api.base import MerchantApi
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
 from core.api.responses import EnvelopeResponse, envelope_example, page_example, page_response
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from webhooks.api.serializers import (
     EventDetailSerializer,
     EventListItemSerializer,
@@ -145,6 +146,7 @@ class EventListApi(MerchantApi):
     """The merchant's events of the key's mode, newest first, paginated like the payout list."""
 
     openapi_tag = ApiTag.EVENTS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="event_list",
@@ -188,6 +190,7 @@ class EventDetailApi(MerchantApi):
     delivery chain (resends included) with its attempts."""
 
     openapi_tag = ApiTag.EVENTS
+    required_scopes = {"GET": Scope.READ}
 
     error_statuses = (404,)
 
@@ -217,6 +220,7 @@ class EventResendApi(MerchantApi):
     callback URL. Queued; the answer is the event with its new pending deliveries."""
 
     openapi_tag = ApiTag.EVENTS
+    required_scopes = {"POST": Scope.WEBHOOKS_WRITE}
 
     throttle_scope = "event_resend"
     error_statuses = (404, 409)
