@@ -130,6 +130,7 @@ def test_serialised_rows_hold_the_encrypted_form_and_load_back() -> None:
         loaded.save()
     assert WebhookSettings.objects.get(pk=row.pk).secret == SECRET
 
+
 def test_the_webhook_secrets_are_the_encrypted_fields() -> None:
     assert [f"{f.model._meta.label}.{f.name}" for f in encrypted_fields()] == [
         "merchants.WebhookSettings.secret",
