@@ -169,8 +169,9 @@ class EventDetailSerializer(EventListItemSerializer):
     )
     body = serializers.CharField(
         help_text=(
-            "the exact JSON text sent (UTF-8): X-Webhook-Signature is the hex HMAC-SHA512 of "
-            "these bytes with the webhook secret"
+            "the exact JSON text sent (UTF-8): webhook-signature signs "
+            '"{webhook-id}.{webhook-timestamp}." followed by these bytes; X-Webhook-Signature '
+            "is the hex HMAC-SHA512 of these bytes with the webhook secret"
         )
     )
     deliveries = DeliverySerializer(
