@@ -290,7 +290,9 @@ class EventResendApi(MerchantApi):
 
 # --- Webhook settings --------------------------------------------------------------------------
 
-WEBHOOKS_READ_SCOPE = "webhooks:read"
+# The key scope each method of these routes needs, for keys restricted to scopes (a view's
+# ``required_scopes``: HTTP method to scope).
+READ_SCOPE = "read"
 WEBHOOKS_WRITE_SCOPE = "webhooks:write"
 
 
@@ -305,10 +307,7 @@ class WebhookSettingsApi(MerchantApi):
     openapi_tag = ApiTag.WEBHOOK_SETTINGS
     error_statuses = (400,)
 
-    @property
-    def required_scope(self) -> str:
-        """The key scope this request needs (for keys restricted to scopes)."""
-        return WEBHOOKS_READ_SCOPE if self.request.method == "GET" else WEBHOOKS_WRITE_SCOPE
+    required_scopes = {"GET": READ_SCOPE, "PUT": WEBHOOKS_WRITE_SCOPE}
 
     @extend_schema(
         operation_id="webhook_settings_retrieve",
@@ -378,7 +377,7 @@ class WebhookSecretRotateApi(MerchantApi):
 
     openapi_tag = ApiTag.WEBHOOK_SETTINGS
     error_statuses = (400,)
-    required_scope = WEBHOOKS_WRITE_SCOPE
+    required_scopes = {"POST": WEBHOOKS_WRITE_SCOPE}
 
     @extend_schema(
         operation_id="webhook_secret_rotate",
@@ -424,7 +423,7 @@ class WebhookPingApi(MerchantApi):
     openapi_tag = ApiTag.WEBHOOK_SETTINGS
     error_statuses = (409,)
     throttle_scope = "webhook_test"
-    required_scope = WEBHOOKS_WRITE_SCOPE
+    required_scopes = {"POST": WEBHOOKS_WRITE_SCOPE}
 
     @extend_schema(
         operation_id="webhook_settings_test",
