@@ -88,7 +88,6 @@ def test_the_key_carries_no_attribute_its_model_does_not_declare(db: None) -> No
     assert not hasattr(found.key, "wallet")
 
 
-
 # --- webhook settings as the merchant reads them ---------------------------------------------
 
 
