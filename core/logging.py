@@ -20,7 +20,8 @@ _SECRET_PATTERNS = (
     # Merchant keys (secret and restricted) and webhook secrets wherever they appear, even glued
     # to other text.
     re.compile(r"()[sr]k_(?:test|live)_[A-Za-z0-9_-]+"),
-    re.compile(r"()whsec_[A-Za-z0-9_-]+"),
+    # Webhook secrets: standard base64 (+, /, = padding) and the older URL-safe form (-, _).
+    re.compile(r"()whsec_[A-Za-z0-9_+/=-]+"),
 )
 
 

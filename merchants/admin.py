@@ -4,7 +4,10 @@ once, on a page of its own.
 * adding a merchant runs ``merchant_create``: test and live keys issued (shown once) and a wallet
   opened per mode;
 * rotating a secret key or a webhook secret needs its permission
-  (``merchants.rotate_secret_key``, ``merchants.rotate_webhook_secret``) and a typed reason;
+  (``merchants.rotate_secret_key``, ``merchants.rotate_webhook_secret``) and a typed reason; a
+  rotated webhook secret keeps signing beside the new one for the rotation overlap
+  (``WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS``), or stops at once with "rotate now" (a leaked
+  secret), and the list shows until when;
 * webhook settings are saved by ``webhook_settings_set``: a secret is generated, and the URL must
   be a public ``https`` address (``core.ssrf``).
 
@@ -22,14 +25,15 @@ Webhook secrets are encrypted at rest; the admin never loads one, only whether i
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -47,7 +51,8 @@ from merchants.models import KeyKind, Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import (
     merchant_create,
     secret_key_rotate_recorded,
-    webhook_secret_rotate,
+    webhook_secret_overlap_default,
+    webhook_secret_rotate_recorded,
     webhook_settings_set,
 )
 
@@ -258,23 +263,37 @@ class WebhookSettingsForm(forms.ModelForm):
 @admin.register(WebhookSettings)
 class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     form = WebhookSettingsForm
-    list_display = ("merchant", "mode", "url", "has_secret", "updated_at")
+    list_display = (
+        "merchant",
+        "mode",
+        "url",
+        "has_secret",
+        "previous_secret_signs_until",
+        "updated_at",
+    )
     list_filter = ("mode",)
     search_fields = ("merchant__name", "url")
     list_select_related = ("merchant",)
-    actions = ["rotate_secret"]
+    actions = ["rotate_secret", "rotate_secret_now"]
 
     def get_fields(self, request: HttpRequest, obj: WebhookSettings | None = None) -> _FieldGroups:
         if obj is None:
             return ["merchant", "mode", "url"]
-        return ["merchant", "mode", "url", "has_secret", "updated_at"]
+        return [
+            "merchant",
+            "mode",
+            "url",
+            "has_secret",
+            "previous_secret_signs_until",
+            "updated_at",
+        ]
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: WebhookSettings | None = None
     ) -> list[str]:
         if obj is None:
             return []
-        return ["merchant", "mode", "has_secret", "updated_at"]
+        return ["merchant", "mode", "has_secret", "previous_secret_signs_until", "updated_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[WebhookSettings]:
         # Whether a secret is set, never the secret: nothing here decrypts it, so a row whose
@@ -282,13 +301,20 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
         return (
             super()
             .get_queryset(request)
-            .defer("secret")
+            .defer("secret", "previous_secret")
             .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
         )
 
     @admin.display(boolean=True, description="secret configured")
     def has_secret(self, obj: WebhookSettings) -> bool:
         return bool(obj.secret_set)  # type: ignore[attr-defined]
+
+    @admin.display(description="previous secret signs until")
+    def previous_secret_signs_until(self, obj: WebhookSettings) -> Any:
+        """The end of the rotation overlap (the previous secret is never shown); "-" outside
+        one."""
+        expires_at = obj.previous_secret_expires_at
+        return expires_at if expires_at is not None and expires_at > timezone.now() else "-"
 
     def save_model(
         self, request: HttpRequest, obj: WebhookSettings, form: forms.ModelForm, change: bool
@@ -350,43 +376,73 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     def has_rotate_webhook_secret_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, "merchants.rotate_webhook_secret")
 
-    @admin.action(
-        description="Rotate webhook secret (shown once)…", permissions=["rotate_webhook_secret"]
-    )
-    def rotate_secret(
-        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    def _rotate_secrets(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[WebhookSettings],
+        *,
+        overlap: timedelta,
+        action_name: str,
     ) -> HttpResponse:
+        overlap_text = (
+            f"the previous secret keeps signing beside it for {overlap.total_seconds() / 3600:g} "
+            "hours, so the merchant can switch without missing a webhook"
+            if overlap
+            else "the previous secret stops signing at once (use this for a leaked secret)"
+        )
         form = confirmation_form(request)
         if not form.is_bound or not form.is_valid():
             return action_confirmation(
                 request,
                 model_admin=self,
                 queryset=queryset.select_related("merchant"),
-                action_name="rotate_secret",
+                action_name=action_name,
                 title="Rotate webhook secrets",
-                intro="A new signing secret will be generated for each row below; webhooks are "
-                "signed with it at once, so the merchant must switch to it.",
+                intro="A new signing secret will be generated for each row below and webhooks "
+                f"are signed with it at once; {overlap_text}.",
                 submit_label="Rotate webhook secrets",
                 form=form,
             )
         issued: list[tuple[str, str]] = []
         for row in queryset.select_related("merchant").order_by("pk"):
-            with transaction.atomic():
-                rotated = webhook_secret_rotate(merchant=row.merchant, mode=row.mode)
-                audit_record(
-                    actor=request.user,
-                    action=self.audit_action("rotate_webhook_secret"),
-                    obj=rotated,
-                    before={"secret": "set" if row.secret_set else "unset"},  # type: ignore[attr-defined]
-                    after={"secret": "rotated"},
-                    reason=form.cleaned_data["reason"],
-                    request=request,
-                )
+            rotated = webhook_secret_rotate_recorded(
+                merchant=row.merchant,
+                mode=row.mode,
+                overlap=overlap,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                request=request,
+            )
             issued.append((f"{row.merchant} ({row.mode}): new webhook secret", rotated.secret))
         return secrets_shown_once(
             request,
             model_admin=self,
             title="New webhook secrets",
             secrets=issued,
-            note="The previous secrets no longer sign anything.",
+            note=f"Webhooks are signed with the new secrets; {overlap_text}.",
+        )
+
+    @admin.action(
+        description="Rotate webhook secret (shown once; the old one signs for the overlap)…",
+        permissions=["rotate_webhook_secret"],
+    )
+    def rotate_secret(
+        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    ) -> HttpResponse:
+        return self._rotate_secrets(
+            request,
+            queryset,
+            overlap=webhook_secret_overlap_default(),
+            action_name="rotate_secret",
+        )
+
+    @admin.action(
+        description="Rotate webhook secret now (shown once; the old one stops at once)…",
+        permissions=["rotate_webhook_secret"],
+    )
+    def rotate_secret_now(
+        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    ) -> HttpResponse:
+        return self._rotate_secrets(
+            request, queryset, overlap=timedelta(0), action_name="rotate_secret_now"
         )

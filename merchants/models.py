@@ -127,6 +127,10 @@ class WebhookSettings(models.Model):
     The secret must be readable to sign payloads, so it cannot be hashed: it is stored encrypted
     under ``FIELD_ENCRYPTION_KEYS`` (``core.fields.EncryptedTextField``) and reads back as
     plaintext. It is never shown in the admin or logs.
+
+    After a rotation the secret it replaced keeps signing beside the new one until
+    ``previous_secret_expires_at`` (the rotation overlap), encrypted the same way; past that
+    instant nothing reads it and the next rotation overwrites it.
     """
 
     merchant = models.ForeignKey(
@@ -135,6 +139,8 @@ class WebhookSettings(models.Model):
     mode = models.CharField(max_length=4, choices=Mode.choices)
     url = models.URLField(max_length=500, blank=True, default="")
     secret = EncryptedTextField(blank=True, default="")
+    previous_secret = EncryptedTextField(blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,21 +1,23 @@
 """Merchant reads: the active key a request authenticates with, its merchant and the wallet of
 its mode, in one hand-written query (docs/architecture.md, "Where the ORM is bypassed"); a
-merchant's keys of one mode, for the keys routes."""
+merchant's keys of one mode, for the keys routes; the webhook settings a merchant reads back
+(never a secret)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import cast
 
 from django.db import connections, router
-from django.db.models import Model, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Model, Q, QuerySet
 from django.utils import timezone
 
 from core.db import ModelRow, quoted_column, quoted_table
 from core.exceptions import NotFoundError
 from merchants.keys import KEY_STARTS, secret_key_hash
-from merchants.models import Merchant, SecretKey
+from merchants.models import Merchant, SecretKey, WebhookSettings
 
 
 @dataclass(frozen=True)
@@ -137,3 +139,41 @@ def key_get(*, merchant: Merchant, mode: str, key_id: int) -> SecretKey:
     if key is None:
         raise NotFoundError("Key not found")
     return key
+
+
+@dataclass(frozen=True)
+class WebhookSettingsView:
+    """The merchant's webhook settings for a mode as the merchant reads them: never a secret,
+    only whether one is set and, during a rotation overlap, when the previous one stops
+    signing."""
+
+    mode: str
+    url: str
+    secret_set: bool
+    previous_secret_expires_at: datetime | None
+    updated_at: datetime | None
+
+
+def webhook_settings_view_get(
+    *, merchant: Merchant, mode: str, now: datetime
+) -> WebhookSettingsView:
+    """The settings of ``mode`` (empty ones before the first are saved), read without
+    decrypting any secret."""
+    row = (
+        WebhookSettings.objects.filter(merchant=merchant, mode=mode)
+        .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
+        .values("url", "secret_set", "previous_secret_expires_at", "updated_at")
+        .first()
+    )
+    if row is None:
+        return WebhookSettingsView(
+            mode=mode, url="", secret_set=False, previous_secret_expires_at=None, updated_at=None
+        )
+    expires_at = row["previous_secret_expires_at"]
+    return WebhookSettingsView(
+        mode=mode,
+        url=row["url"],
+        secret_set=bool(row["secret_set"]),
+        previous_secret_expires_at=expires_at if expires_at and expires_at > now else None,
+        updated_at=row["updated_at"],
+    )

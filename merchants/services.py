@@ -1,20 +1,23 @@
 """Merchant writes: creation, key issuance and rotation (by staff), the merchant's own key
 controls (rolling the secret key with an expiry, creating and revoking restricted keys), webhook
-settings, and the rotation of the key that encrypts webhook secrets at rest."""
+settings (the URL, the signing secret and its rotation overlap), and the rotation of the key that
+encrypts webhook secrets at rest."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from audit.services import audit_record
-from core.crypto import encryption_keys_parse
+from core.crypto import EncryptionKeyError, encryption_keys_parse
 from core.exceptions import ApplicationError, ConflictError
 from core.fields import (
     EncryptedFieldRotation,
@@ -22,6 +25,7 @@ from core.fields import (
     encrypted_field_rotate,
     encrypted_fields,
 )
+from core.ssrf import UnsafeURLError, url_check_public
 from merchants.keys import (
     secret_key_generate,
     secret_key_hash,
@@ -35,6 +39,13 @@ from merchants.signals import merchant_created
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
+
+logger = logging.getLogger(__name__)
+
+# The longest a rotated webhook secret may keep signing beside the new one.
+WEBHOOK_SECRET_OVERLAP_MAX_HOURS = 72
+WEBHOOK_SETTINGS_SET_ACTION = "merchants.webhooksettings.set"
+WEBHOOK_SECRET_ROTATE_ACTION = "merchants.webhooksettings.rotate_webhook_secret"  # noqa: S105
 
 
 @dataclass(frozen=True)
@@ -315,18 +326,151 @@ def webhook_settings_set(
     return settings_row
 
 
+def webhook_secret_overlap_default() -> timedelta:
+    """How long a rotated webhook secret keeps signing when the rotation does not say
+    (``WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS``)."""
+    return timedelta(hours=settings.WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS)
+
+
+def _secret_stored_readable(settings_row: WebhookSettings) -> str:
+    """The row's current secret as stored now, or ``""`` when it has none or no key of
+    ``FIELD_ENCRYPTION_KEYS`` decrypts it (such a secret is replaced and not carried over)."""
+    try:
+        stored = (
+            WebhookSettings.objects.filter(pk=settings_row.pk)
+            .values_list("secret", flat=True)
+            .first()
+        )
+    except EncryptionKeyError:
+        logger.warning(
+            "webhook settings %s: the secret being replaced cannot be decrypted; it stops "
+            "signing at once",
+            settings_row.pk,
+        )
+        return ""
+    return stored or ""
+
+
 @transaction.atomic
-def webhook_secret_rotate(*, merchant: Merchant, mode: str) -> WebhookSettings:
-    """Issues a new webhook secret; the old one is never read (nor decrypted), so a secret whose
-    encryption key is lost can be replaced too."""
+def webhook_secret_rotate(
+    *,
+    merchant: Merchant,
+    mode: str,
+    overlap: timedelta | None = None,
+    now: datetime | None = None,
+) -> WebhookSettings:
+    """Issues a new webhook secret. The one it replaces keeps signing beside it (a second
+    ``webhook-signature``) for ``overlap`` (default ``WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS``;
+    zero: it stops at once), as ``previous_secret`` until ``previous_secret_expires_at``; a
+    secret replaced earlier stops then. The old secret is read only to carry it over, and one
+    that no key decrypts is dropped, so a secret whose encryption key is lost can be replaced
+    too."""
+    overlap = webhook_secret_overlap_default() if overlap is None else overlap
+    if overlap < timedelta(0) or overlap > timedelta(hours=WEBHOOK_SECRET_OVERLAP_MAX_HOURS):
+        raise ApplicationError(
+            f"overlap_hours: must be between 0 and {WEBHOOK_SECRET_OVERLAP_MAX_HOURS}"
+        )
+    now = now or timezone.now()
     settings_row, _ = (
         WebhookSettings.objects.select_for_update()
-        .defer("secret")
+        .defer("secret", "previous_secret")
         .get_or_create(merchant=merchant, mode=mode)
     )
+    previous = _secret_stored_readable(settings_row) if overlap > timedelta(0) else ""
     settings_row.secret = webhook_secret_generate()
-    settings_row.save(update_fields=["secret", "updated_at"])
+    settings_row.previous_secret = previous
+    settings_row.previous_secret_expires_at = now + overlap if previous else None
+    settings_row.save(
+        update_fields=["secret", "previous_secret", "previous_secret_expires_at", "updated_at"]
+    )
     return settings_row
+
+
+def _webhook_settings_state(*, merchant: Merchant, mode: str) -> dict[str, Any] | None:
+    """The URL and whether a secret is set (never the secret), for the audit trail; nothing is
+    decrypted."""
+    row = (
+        WebhookSettings.objects.filter(merchant=merchant, mode=mode)
+        .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
+        .values("url", "secret_set")
+        .first()
+    )
+    if row is None:
+        return None
+    return {"url": row["url"], "secret": "set" if row["secret_set"] else "unset"}
+
+
+@dataclass(frozen=True)
+class WebhookSettingsSaved:
+    """Saved webhook settings; ``issued_secret`` is the secret this save generated (the first
+    one of the mode), to be shown once, or ``""`` when the secret was kept."""
+
+    settings: WebhookSettings
+    issued_secret: str
+
+
+def webhook_url_check(url: str) -> None:
+    """A webhook URL must be empty (no webhooks) or pass ``core.ssrf``'s rule; 400 naming
+    ``url`` otherwise."""
+    if not url:
+        return
+    try:
+        url_check_public(url)
+    except UnsafeURLError as error:
+        raise ApplicationError(f"url: this URL cannot receive webhooks: {error}") from error
+
+
+@transaction.atomic
+def webhook_settings_set_recorded(
+    *,
+    merchant: Merchant,
+    mode: str,
+    url: str,
+    actor: Any,
+    request: HttpRequest | None = None,
+) -> WebhookSettingsSaved:
+    """``webhook_settings_set`` for a URL that passes ``webhook_url_check``, written to the audit
+    trail by ``actor`` with the URL before and after and the secret as "generated" or
+    "unchanged" (never the secret)."""
+    webhook_url_check(url)
+    before = _webhook_settings_state(merchant=merchant, mode=mode)
+    row = webhook_settings_set(merchant=merchant, mode=mode, url=url)
+    generated = before is None or before["secret"] == "unset"  # noqa: S105
+    audit_record(
+        actor=actor,
+        action=WEBHOOK_SETTINGS_SET_ACTION,
+        obj=row,
+        before=before,
+        after={"url": row.url, "secret": "generated" if generated else "unchanged"},
+        request=request,
+    )
+    return WebhookSettingsSaved(settings=row, issued_secret=row.secret if generated else "")
+
+
+@transaction.atomic
+def webhook_secret_rotate_recorded(
+    *,
+    merchant: Merchant,
+    mode: str,
+    actor: Any,
+    overlap: timedelta | None = None,
+    reason: str = "",
+    request: HttpRequest | None = None,
+) -> WebhookSettings:
+    """``webhook_secret_rotate``, written to the audit trail by ``actor`` with when the
+    replaced secret stops signing (never a secret)."""
+    before = _webhook_settings_state(merchant=merchant, mode=mode)
+    rotated = webhook_secret_rotate(merchant=merchant, mode=mode, overlap=overlap)
+    audit_record(
+        actor=actor,
+        action=WEBHOOK_SECRET_ROTATE_ACTION,
+        obj=rotated,
+        before={"secret": before["secret"] if before is not None else "unset"},
+        after={"secret": "rotated", "overlap_ends_at": rotated.previous_secret_expires_at},
+        reason=reason,
+        request=request,
+    )
+    return rotated
 
 
 @dataclass(frozen=True)

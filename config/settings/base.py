@@ -268,6 +268,7 @@ REST_FRAMEWORK = {
         "name_enquiry": env.str("THROTTLE_RATE_NAME_ENQUIRY", default="60/min"),
         "event_resend": env.str("THROTTLE_RATE_EVENT_RESEND", default="30/min"),
         "payout_bulk": env.str("THROTTLE_RATE_PAYOUT_BULK", default="30/min"),
+        "webhook_test": env.str("THROTTLE_RATE_WEBHOOK_TEST", default="10/min"),
     },
     "COERCE_DECIMAL_TO_STRING": True,
 }
@@ -576,6 +577,11 @@ if WEBHOOK_DELIVERY_DEFER_SECONDS <= 0:
 WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS = env.int(
     "WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS", default=240
 )
+# A rotated webhook secret keeps signing beside the new one for this long (0 to 72 hours),
+# unless the rotation gives its own overlap.
+WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS", default=24)
+if not 0 <= WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS <= 72:
+    raise ImproperlyConfigured("WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS must be between 0 and 72.")
 CELERY_BEAT_SCHEDULE["collections-webhook-deliveries-due"] = {
     "task": "webhooks.tasks.webhook_deliveries_sweep_task",
     "schedule": timedelta(seconds=env.int("WEBHOOK_SWEEP_SECONDS", default=30)),

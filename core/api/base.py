@@ -56,6 +56,12 @@ class MerchantApi(APIView):
         return auth.mode
 
     @staticmethod
+    def actor(request: Request) -> str:
+        """Who acted, for an audit record: the merchant and the key's visible prefix."""
+        auth: Any = request.auth
+        return f"merchant {request.user.pk} key {auth.key.prefix}…"
+
+    @staticmethod
     def wallet(request: Request) -> Any:
         """The merchant's wallet of the key's mode (``wallets.models.Wallet``, or None), as the
         authentication read it with the key: an unlocked read from the start of the request."""

@@ -16,6 +16,7 @@ class ApiTag(StrEnum):
     COLLECTIONS = "Collections"
     SETTLEMENTS = "Settlements"
     EVENTS = "Events"
+    WEBHOOK_SETTINGS = "Webhook settings"
     TEST_HELPERS = "Test helpers"
     KEYS = "Keys"
     PROVIDER_WEBHOOKS = "Provider webhooks"
@@ -60,6 +61,11 @@ _TAG_DESCRIPTIONS: dict[ApiTag, str] = {
     ApiTag.EVENTS: (
         "Every webhook event sent to your server, with its delivery attempts; fetch one or "
         "send it again to your current webhook URL."
+    ),
+    ApiTag.WEBHOOK_SETTINGS: (
+        "Your webhook URL and signing secret for the key's mode: read them (never the "
+        "secret), set the URL, rotate the secret (the previous one keeps signing beside the "
+        "new one for an overlap) and send a signed test ping."
     ),
     ApiTag.TEST_HELPERS: (
         "Test mode only (a test key holding test_helpers:write): fund the test wallet, "

@@ -16,7 +16,6 @@ from merchants.models import Mode
 from merchants.scopes import Scope
 from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
-from sweeps.api.views import actor_label
 from sweeps.services import settlement_account_cooling_off_end
 
 TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
@@ -54,7 +53,7 @@ class TestSettlementAccountActivateApi(MerchantApi):
             raise ApplicationError(TEST_KEYS_ONLY_MESSAGE, status=403)
         now = timezone.now()
         result = settlement_account_cooling_off_end(
-            merchant=self.merchant(request), actor=actor_label(request), now=now
+            merchant=self.merchant(request), actor=self.actor(request), now=now
         )
         return EnvelopeResponse(
             SweepSettingsOutputSerializer(result, context={"now": now}).data,

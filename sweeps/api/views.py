@@ -3,8 +3,6 @@ account) and "sweep now". Views parse input, call one service or selector, seria
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -28,12 +26,6 @@ from sweeps.api.serializers import (
 )
 from sweeps.selectors import sweep_settings_get
 from sweeps.services import sweep_run_now, sweep_settings_set
-
-
-def actor_label(request: Request) -> str:
-    """Who changed the settings, for the audit record: the merchant and the key's prefix."""
-    auth: Any = request.auth
-    return f"merchant {request.user.pk} key {auth.key.prefix}…"
 
 
 class SweepSettingsApi(MerchantApi):
@@ -125,7 +117,7 @@ class SweepSettingsApi(MerchantApi):
             mode=self.mode(request),
             bank_code=account.get("bank_code"),
             account_number=account.get("account_number"),
-            actor=actor_label(request),
+            actor=self.actor(request),
             now=now,
             **data,
         )

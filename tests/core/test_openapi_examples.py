@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import responses
 from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import OpenAPIV30SpecValidator
 from rest_framework.test import APIClient
@@ -326,6 +327,26 @@ def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
     assert again["data"]["duplicate"] is True
 
 
+def _webhook_settings_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """The webhook settings read, set (the first save answers the secret), rotated both ways
+    and pinged (the merchant's server answered by ``responses``)."""
+    settings_path = f"{API}/webhook-settings"
+    checked.call("get", settings_path)
+    set_url = _request_example(schema, "put", settings_path, "SetTheURL")
+    first = checked.call("put", settings_path, data=set_url)
+    assert first["data"]["secret"] is not None
+    again = checked.call("put", settings_path, data=set_url)
+    assert again["data"]["secret"] is None
+    rotate = f"{settings_path}/rotate-secret"
+    for title in ("DefaultOverlap(24H)", "KeepTheOldSecretFor48H"):
+        checked.call("post", rotate, data=_request_example(schema, "post", rotate, title))
+    checked.call("get", settings_path)
+    with responses.RequestsMock() as mock:
+        mock.add(responses.POST, set_url["url"], status=200, body='{"received":true}')
+        pinged = checked.call("post", f"{settings_path}/test")
+    assert pinged["data"]["succeeded"] is True
+
+
 def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) -> None:
     item = PaymentItemFactory(merchant=merchant, amount=Decimal("7000.00"))
     checked.call("get", f"{API}/transactions/in/payment-items")
@@ -428,6 +449,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     checked = Checked(test_client, schema)
     _payout_flow(checked, schema)
     _sweep_flow(checked, schema)
+    _webhook_settings_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     _settlement_flow(checked, merchant_account.merchant)
     _keys_flow(checked, schema)
