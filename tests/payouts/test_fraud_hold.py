@@ -98,3 +98,29 @@ def test_finance_releases_a_held_payout_with_two_people(held_payout, funded_wall
 
 def test_the_merchant_is_not_told_of_the_fraud_flag(held_payout) -> None:
     assert held_payout.error_message in (None, "")
+
+
+def test_a_provider_failure_event_never_releases_a_held_payout(held_payout, funded_wallet) -> None:
+    from merchants.models import Mode
+    from payouts.services import (
+        ProviderTransferEvent,
+        ProviderTransferEventKind,
+        provider_transfer_event_apply,
+    )
+
+    def event(kind: ProviderTransferEventKind, number: int) -> ProviderTransferEvent:
+        return ProviderTransferEvent(
+            provider=held_payout.provider_name,
+            event_id=f"transfer.{kind}:{number}",
+            reference=held_payout.internal_reference,
+            kind=kind,
+            mode=Mode.TEST,
+        )
+
+    assert provider_transfer_event_apply(event(ProviderTransferEventKind.FAILED, 1)) == "applied"
+    assert reload(held_payout).status == PayoutStatus.AMBIGUOUS
+    assert ledger(held_payout, LedgerEntryType.PAYOUT_REVERSAL) == []
+    assert provider_transfer_event_apply(event(ProviderTransferEventKind.SUCCESS, 2)) == "applied"
+    assert reload(held_payout).status == PayoutStatus.SUCCESSFUL
+    assert len(ledger(held_payout, LedgerEntryType.PAYOUT_DEBIT)) == 1
+    assert_wallet_balanced(funded_wallet)
