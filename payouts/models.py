@@ -209,6 +209,16 @@ class Payout(models.Model):
         null=True, blank=True, help_text="Not dispatched before this instant"
     )
 
+    # Extension: the provider or the beneficiary's bank held the transfer for suspected fraud
+    # (NIP 34, 35, 63). The payout stays ``ambiguous`` with its reservation untouched until a
+    # provider answers success (captured) or finance resolves it with two people.
+    fraud_flagged_at = models.DateTimeField(null=True, blank=True)
+    fraud_nip_code = models.CharField(
+        max_length=4, blank=True, default="", help_text="The NIP code that flagged it"
+    )
+    # Extension: when the payout went unresolved past PAYOUT_REQUERY_ESCALATE_AFTER (logged once).
+    requery_escalated_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["-created_at", "-id"]
         permissions = [
@@ -271,6 +281,12 @@ class Payout(models.Model):
                 fields=["next_requery_at"],
                 name="payout_requery_due_idx",
                 condition=Q(status__in=["dispatched", "ambiguous"]),
+            ),
+            # The finance dashboard's fraud-flagged payouts, never settled automatically.
+            models.Index(
+                fields=["fraud_flagged_at"],
+                name="payout_fraud_flagged_idx",
+                condition=Q(fraud_flagged_at__isnull=False, status="ambiguous"),
             ),
             # The payouts of one bulk request (list by batch_id, the batch's status counts).
             models.Index(
@@ -621,6 +637,63 @@ class PayoutBatchProposal(TwoPersonProposal):
             f"bulk payout proposal #{self.pk}: {self.payout_count} payout(s) from "
             f"{self.merchant} ({self.mode})"
         )
+
+
+class ProviderTransferEventResult(models.TextChoices):
+    """What applying a provider's transfer event did (``payouts.services.provider_events``)."""
+
+    APPLIED = "applied", "Applied"
+    DUPLICATE = "duplicate", "Duplicate"
+    UNKNOWN_REFERENCE = "unknown_reference", "Unknown reference"
+    STALE = "stale", "Stale"
+    CONFLICT = "conflict", "Conflict: for finance"
+
+
+class ProviderTransferEventRecord(models.Model):
+    """A provider's transfer event (a Paystack ``transfer.success``/``failed``/``reversed``
+    webhook), kept once per provider event id: a redelivery finds it here and changes nothing.
+    Stored in the transaction that applies it, with what applying it did; unknown references
+    and events that contradict a final payout (``conflict``: finance looks at them) are kept
+    too."""
+
+    provider = models.CharField(max_length=30)
+    event_id = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20)
+    reference = models.CharField(max_length=100, blank=True, default="")
+    session_id = models.CharField(max_length=64, blank=True, default="")
+    message = models.CharField(max_length=255, blank=True, default="")
+    payload = models.JSONField(default=dict, blank=True, help_text="The event as received")
+    result = models.CharField(max_length=20, choices=ProviderTransferEventResult.choices)
+    payout = models.ForeignKey(
+        Payout,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="provider_events",
+    )
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "event_id"], name="provider_transfer_event_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(result__in=ProviderTransferEventResult.values),
+                name="provider_transfer_event_result_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["received_at"],
+                name="provider_event_conflict_idx",
+                condition=Q(result="conflict"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.kind} {self.reference} ({self.result})"
 
 
 class SandboxTransfer(models.Model):

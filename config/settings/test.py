@@ -19,3 +19,13 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # The admin login lockout (django-axes) is off here; tests/core/test_admin_login_throttle.py
 # turns it on.
 AXES_ENABLED = False
+
+# Each pytest-xdist worker counts its own /metrics: the multiprocess files of one worker's
+# requests never show up in another worker's scrape.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER and "METRICS_MULTIPROC_DIR" not in os.environ:
+    from config.settings.base import METRICS_MULTIPROC_DIR as _BASE_METRICS_DIR  # noqa: E402
+
+    METRICS_MULTIPROC_DIR = os.path.join(_BASE_METRICS_DIR, _XDIST_WORKER)
+    os.makedirs(METRICS_MULTIPROC_DIR, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_MULTIPROC_DIR

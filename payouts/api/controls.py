@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from payouts.api import examples
 from payouts.api.serializers import (
     PayoutApprovalSettingsInputSerializer,
@@ -51,6 +52,9 @@ class PayoutApprovalSettingsApi(MerchantApi):
     reserved, for another key's approval."""
 
     openapi_tag = ApiTag.PAYOUTS
+    # Setting the threshold needs the approving scope: a key that may only create payouts must
+    # not lift the approval its own payouts wait for.
+    required_scopes = {"GET": Scope.READ, "PUT": Scope.PAYOUTS_APPROVE}
     error_statuses = (404,)
 
     @extend_schema(
@@ -88,7 +92,7 @@ class PayoutApprovalSettingsApi(MerchantApi):
         wallet = payout_approval_threshold_set(
             wallet_id=wallet.pk,
             approval_threshold=serializer.validated_data["approval_threshold"],
-            actor=self.audit_actor(request),
+            actor=self.actor(request),
         )
         return EnvelopeResponse(_approval_settings(wallet), message=APPROVALS_UPDATED_MESSAGE)
 
@@ -97,6 +101,7 @@ class PayoutApproveApi(MerchantApi):
     """Approves a payout awaiting approval, with another key than the one that created it."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_APPROVE}
     error_statuses = (403, 404, 409)
 
     @extend_schema(
@@ -118,7 +123,7 @@ class PayoutApproveApi(MerchantApi):
             mode=self.mode(request),
             payout_id=payout_id,
             key_id=self.key_id(request),
-            actor=self.audit_actor(request),
+            actor=self.actor(request),
         )
         return EnvelopeResponse(PayoutOutputSerializer(payout).data, message=APPROVED_MESSAGE)
 
@@ -127,6 +132,7 @@ class PayoutCancelApi(MerchantApi):
     """Cancels a payout still held: awaiting approval or its scheduled time."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -148,6 +154,6 @@ class PayoutCancelApi(MerchantApi):
             merchant=self.merchant(request),
             mode=self.mode(request),
             payout_id=payout_id,
-            actor=self.audit_actor(request),
+            actor=self.actor(request),
         )
         return EnvelopeResponse(PayoutOutputSerializer(payout).data, message=CANCELLED_MESSAGE)

@@ -344,3 +344,38 @@ def cancel_examples(cancelled_message: str) -> list[OpenApiExample]:
             description="The total debit is back in the available balance; payout.failed is sent.",
         )
     ]
+
+
+FLUTTERWAVE_WEBHOOK_EXAMPLES = [
+    request_example(
+        "transfer.completed",
+        {
+            "event": "transfer.completed",
+            "event.type": "Transfer",
+            "data": {
+                "id": 33286,
+                "account_number": "0123456789",
+                "bank_name": "GUARANTY TRUST BANK",
+                "bank_code": "058",
+                "fullname": "SALAMI NGOZI UCHE",
+                "currency": "NGN",
+                "debit_currency": "NGN",
+                "amount": 50000,
+                "fee": 26.875,
+                "status": "SUCCESSFUL",
+                "reference": PAYOUT_EXAMPLE["internal_reference"],
+                "narration": "March salary",
+                "complete_message": "Successful",
+                "requires_approval": 0,
+                "is_approved": 1,
+            },
+        },
+        "Sent with the verif-hash header. The status applied is the one Flutterwave's read of "
+        "the transfer by data.reference confirms.",
+    ),
+    response_example(
+        "Applied",
+        {"reference": PAYOUT_EXAMPLE["internal_reference"], "status": "successful"},
+        "Transfer event applied",
+    ),
+]

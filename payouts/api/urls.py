@@ -1,9 +1,11 @@
 """The payout routes of the spec (quote, name enquiry, create, list, details, requery) and the
-extensions beside them (bulk, the merchant's controls, test helpers)."""
+extensions beside them (bulk, the merchant's controls, test helpers, the payout providers'
+webhooks)."""
 
 from django.urls import path
 
 from payouts.api.controls import PayoutApprovalSettingsApi, PayoutApproveApi, PayoutCancelApi
+from payouts.api.provider_webhooks import FlutterwaveWebhookApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
     PayoutBatchDetailApi,
@@ -61,4 +63,5 @@ urlpatterns = [
         TestPayoutReturnApi.as_view(),
         name="test-payout-return",
     ),
+    path("webhooks/flutterwave", FlutterwaveWebhookApi.as_view(), name="webhook-flutterwave"),
 ]

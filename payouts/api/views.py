@@ -20,6 +20,7 @@ from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from core.exceptions import ConflictError, NotFoundError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from payouts.api import examples
 from payouts.api.serializers import (
     PayoutBatchCreateInputSerializer,
@@ -69,6 +70,7 @@ class PayoutQuoteApi(MerchantApi):
     """Fee and total debit for a prospective payout; reserves nothing."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.READ}
 
     @extend_schema(
         operation_id="payout_quote",
@@ -95,6 +97,7 @@ class PayoutListCreateApi(MerchantApi):
     """Create (POST) and list (GET) on one path."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ, "POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409, 503)
 
     @extend_schema(
@@ -203,6 +206,7 @@ class PayoutDetailApi(MerchantApi):
     """One payout of the merchant in the key's mode."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -234,6 +238,7 @@ class PayoutRequeryApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -288,6 +293,7 @@ class TestPayoutReturnApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -326,6 +332,7 @@ class PayoutBatchCreateApi(MerchantApi):
     (reserved, dispatched, listed, requeried like a single one); see ``payout_batch_create``."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409, 503)
     throttle_scope = "payout_bulk"
 
@@ -377,6 +384,7 @@ class PayoutBatchDetailApi(MerchantApi):
     payouts are in each status now. Its payouts: ``GET …/payouts?batch_id=``."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(

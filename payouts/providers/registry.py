@@ -12,6 +12,7 @@ from payouts.providers.base import PayoutProvider
 PROVIDER_CLASSES: dict[str, str] = {
     "sandbox": "payouts.providers.sandbox.SandboxProvider",
     "paystack": "payouts.providers.paystack.PaystackProvider",
+    "flutterwave": "payouts.providers.flutterwave.FlutterwaveProvider",
 }
 DEFAULT_PROVIDER_BY_MODE: dict[str, str] = {"test": "sandbox", "live": "paystack"}
 REGISTRY = ProviderRegistry(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import responses
 from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import OpenAPIV30SpecValidator
 from rest_framework.test import APIClient
@@ -355,6 +356,26 @@ def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
     assert again["data"]["duplicate"] is True
 
 
+def _webhook_settings_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """The webhook settings read, set (the first save answers the secret), rotated both ways
+    and pinged (the merchant's server answered by ``responses``)."""
+    settings_path = f"{API}/webhook-settings"
+    checked.call("get", settings_path)
+    set_url = _request_example(schema, "put", settings_path, "SetTheURL")
+    first = checked.call("put", settings_path, data=set_url)
+    assert first["data"]["secret"] is not None
+    again = checked.call("put", settings_path, data=set_url)
+    assert again["data"]["secret"] is None
+    rotate = f"{settings_path}/rotate-secret"
+    for title in ("DefaultOverlap(24H)", "KeepTheOldSecretFor48H"):
+        checked.call("post", rotate, data=_request_example(schema, "post", rotate, title))
+    checked.call("get", settings_path)
+    with responses.RequestsMock() as mock:
+        mock.add(responses.POST, set_url["url"], status=200, body='{"received":true}')
+        pinged = checked.call("post", f"{settings_path}/test")
+    assert pinged["data"]["succeeded"] is True
+
+
 def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) -> None:
     item = PaymentItemFactory(merchant=merchant, amount=Decimal("7000.00"))
     checked.call("get", f"{API}/transactions/in/payment-items")
@@ -406,6 +427,20 @@ def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> No
     checked.call("get", one, path=one.format(refund_id=refund_id))
 
 
+def _keys_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Last: a restricted key made, listed and revoked, then the calling key rolled (it keeps
+    answering for the example's day)."""
+    keys = f"{API}/keys"
+    created = checked.call("post", keys, data=_request_example(schema, "post", keys, "ReadOnly"))
+    listed = checked.call("get", keys)
+    assert created["data"]["key"]["id"] in [key["id"] for key in listed["data"]]
+    one = f"{keys}/{{key_id}}"
+    checked.call("delete", one, path=one.format(key_id=created["data"]["key"]["id"]))
+    roll = f"{keys}/roll"
+    rolled = checked.call("post", roll, data=_request_example(schema, "post", roll, "OneDay"))
+    assert rolled["data"]["rolled_key"]["expires_at"] is not None
+
+
 def _settlement_flow(checked: Checked, merchant: Any) -> None:
     settlement = SettlementFactory(merchant=merchant, transaction_count=1)
     SettlementShareFactory(settlement=settlement)
@@ -443,8 +478,10 @@ def test_the_example_requests_answer_as_the_schema_says(
     checked = Checked(test_client, schema)
     _payout_flow(checked, schema)
     _sweep_flow(checked, schema)
+    _webhook_settings_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     _settlement_flow(checked, merchant_account.merchant)
+    _keys_flow(checked, schema)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and
     # returning a successful payout (they need a delivery or a completed transfer).
@@ -453,6 +490,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     assert unanswered == {
         "funding_notification",
         "webhooks_paystack",
+        "webhooks_flutterwave",
         "event_resend",
         "test_helper_payout_return",
     }

@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('merchants', '0004_merchant_is_platform'),
-        ('payouts', '0008_payout_batch_proposal'),
+        ('merchants', '0006_webhook_secret_rotation_overlap'),
+        ('payouts', '0010_provider_transfer_event'),
         ('wallets', '0010_ledger_settlement_refund_types'),
     ]
 
