@@ -531,3 +531,36 @@ def test_approve_and_cancel_of_another_merchant_s_payout_are_404(
     assert client.post(approve_url(held.pk)).status_code == 404
     assert client.post(cancel_url(held.pk)).status_code == 404
     assert reload(held).approval_status == PayoutApprovalStatus.PENDING
+
+
+def test_scopes_a_writer_cannot_approve_or_lift_the_threshold_an_approver_can(
+    test_client: APIClient,
+    client_for: Callable[[str], APIClient],
+    merchant_account: MerchantCreated,
+    threshold: Wallet,
+    payload: Callable[..., dict[str, Any]],
+) -> None:
+    from merchants.services import restricted_key_create
+
+    secret = merchant_account.test_key.secret_key
+
+    def restricted(*scopes: str) -> APIClient:
+        issued = restricted_key_create(calling_key=secret, name="-".join(scopes), scopes=scopes)
+        return client_for(issued.plaintext)
+
+    writer, approver = restricted("payouts:write"), restricted("payouts:approve")
+    created = writer.post(PAYOUTS_URL, payload(amount="6000"), format="json").json()
+    payout_id = created["data"]["payout"]["id"]
+
+    refused = writer.post(approve_url(payout_id))
+    lifted = writer.put(APPROVALS_URL, {"approval_threshold": None}, format="json")
+    approved = approver.post(approve_url(payout_id))
+
+    assert (refused.status_code, refused.json()["message"]) == (
+        403,
+        "This key lacks the scope payouts:approve",
+    )
+    assert lifted.status_code == 403
+    assert approved.status_code == 200
+    assert approved.json()["data"]["approval"]["status"] == "approved"
+    assert Payout.objects.get(pk=payout_id).approved_by_key_id != secret.pk
