@@ -23,6 +23,7 @@ from payment_items.demo import demo_catalogue_seed
 from payouts.events import payout_event_emit
 from payouts.models import PayoutStatus
 from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
+from payouts.services.controls import payout_approval_threshold_set
 from refunds.services import refund_create
 from tests.merchants.factories import RestrictedKeyFactory
 from tests.payouts.factories import PayoutFactory
@@ -54,6 +55,7 @@ class FuzzWorld:
     refund_id: str
     settlement_id: str
     key_id: int  # a restricted key of the test mode: the keys routes' existing object
+    held_payout_id: int  # awaiting approval: what approve and cancel need
 
     @property
     def headers(self) -> dict[str, str]:
@@ -62,8 +64,14 @@ class FuzzWorld:
     def path_parameters(self, names: set[str], *, label: str = "") -> dict[str, Any]:
         """Existing objects for the operation's path parameters (the ones it has)."""
         returning = label.endswith("/return")
+        held = label.endswith("/approve") or label.endswith("/cancel")
+        payout_id = self.payout_id
+        if returning:
+            payout_id = self.successful_payout_id
+        elif held:
+            payout_id = self.held_payout_id
         known: dict[str, Any] = {
-            "payout_id": self.successful_payout_id if returning else self.payout_id,
+            "payout_id": payout_id,
             "payment_item_id": self.payment_item_id,
             "reference": self.transaction_reference,
             "event_id": self.event_id,
@@ -180,6 +188,23 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
     settlement = SettlementFactory(merchant=merchant, mode=Mode.TEST, transaction_count=1)
     SettlementShareFactory(settlement=settlement)
     settled_collection(settlement=settlement)
+    restricted_key_id = RestrictedKeyFactory(merchant=merchant, mode=Mode.TEST).pk
+    # A payout another key created at the approval threshold: it waits for approval (the
+    # threshold is lifted again so that the generated creates are not held).
+    payout_approval_threshold_set(
+        wallet_id=wallet.pk, approval_threshold=Decimal("2000.00"), actor="fuzz"
+    )
+    held = payout_create(
+        merchant=merchant,
+        mode=Mode.TEST,
+        account_number="0123456789",
+        bank_code="058",
+        amount=Decimal("2000.00"),
+        idempotency_key="fuzz-payout-held",
+        narration="fuzz held",
+        created_by_key_id=restricted_key_id,
+    ).payout
+    payout_approval_threshold_set(wallet_id=wallet.pk, approval_threshold=None, actor="fuzz")
     return FuzzWorld(
         test_key=merchant_account.test_key.plaintext,
         live_key=merchant_account.live_key.plaintext,
@@ -198,5 +223,6 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         batch_id=batch.pk,
         refund_id=refund.refund_id,
         settlement_id=settlement.settlement_id,
-        key_id=RestrictedKeyFactory(merchant=merchant, mode=Mode.TEST).pk,
+        key_id=restricted_key_id,
+        held_payout_id=held.pk,
     )
