@@ -22,6 +22,7 @@ from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
 from payouts.models import (
     Payout,
+    PayoutAttempt,
     PayoutBatch,
     PayoutCountChange,
     PayoutDailyCount,
@@ -404,6 +405,11 @@ def payout_get(*, merchant: Merchant, mode: str, payout_id: int) -> Payout:
     if payout is None:
         raise NotFoundError(PAYOUT_NOT_FOUND_MESSAGE)
     return payout
+
+
+def payout_attempt_list(*, payout: Payout) -> list[PayoutAttempt]:
+    """The payout's sends to providers, oldest first (the prefetched ones when there are)."""
+    return sorted(payout.attempts.all(), key=lambda attempt: attempt.number)
 
 
 PAYOUT_BATCH_NOT_FOUND_MESSAGE = "Payout batch not found"

@@ -19,3 +19,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # The admin login lockout (django-axes) is off here; tests/core/test_admin_login_throttle.py
 # turns it on.
 AXES_ENABLED = False
+
+# No failover provider by default: a test's fake provider stands for every provider name, so a
+# refusal would be sent to it again. Tests of routing and failover set this themselves.
+PAYOUT_FAILOVER_PROVIDERS_BY_MODE = {"test": [], "live": []}
+PAYOUT_SANDBOX_SLOW_SECONDS = 0.0

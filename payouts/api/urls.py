@@ -3,6 +3,7 @@ extensions beside them (bulk, test helpers)."""
 
 from django.urls import path
 
+from payouts.api.test_helpers import TestPayoutProviderSwitchApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
     PayoutBatchDetailApi,
@@ -44,5 +45,10 @@ urlpatterns = [
         "test-helpers/payouts/<int:payout_id>/return",
         TestPayoutReturnApi.as_view(),
         name="test-payout-return",
+    ),
+    path(
+        "test-helpers/payout-providers/<str:provider_name>",
+        TestPayoutProviderSwitchApi.as_view(),
+        name="test-payout-provider-switch",
     ),
 ]
