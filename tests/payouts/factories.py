@@ -61,9 +61,11 @@ class PayoutAttemptFactory(factory.django.DjangoModelFactory):
     number = 1
     provider_name = "sandbox"
     reference = factory.LazyAttribute(
-        lambda o: o.payout.internal_reference
-        if o.number == 1
-        else f"{o.payout.internal_reference}-{o.number}"
+        lambda o: (
+            o.payout.internal_reference
+            if o.number == 1
+            else f"{o.payout.internal_reference}-{o.number}"
+        )
     )
     outcome = AttemptOutcome.IN_FLIGHT
 

@@ -339,9 +339,7 @@ def test_two_workers_dispatching_one_payout_make_one_attempt(
     from tests.payouts.helpers import GOOD_ACCOUNT, GTB_CODE, fund_wallet
     from wallets.selectors import wallet_get
 
-    wallet = fund_wallet(
-        wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "10000.00"
-    )
+    wallet = fund_wallet(wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "10000.00")
     payout = payout_create(
         merchant=merchant_account.merchant,
         mode=Mode.TEST,
