@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from itertools import groupby
 
 from django.conf import settings
@@ -43,8 +44,8 @@ def payout_route_validate(
     *,
     mode: str,
     provider_name: str,
-    min_amount: object | None,
-    max_amount: object | None,
+    min_amount: Decimal | None,
+    max_amount: Decimal | None,
 ) -> None:
     """Refuses a rule the service could not follow: an unknown provider, a provider of the other
     mode (a test payout must never reach a live provider), an empty band."""
@@ -55,7 +56,7 @@ def payout_route_validate(
             f"provider_name: {provider_name!r} cannot carry {mode} payouts "
             "(test mode goes to sandbox providers only, live mode never does)"
         )
-    if min_amount is not None and max_amount is not None and min_amount > max_amount:  # type: ignore[operator]
+    if min_amount is not None and max_amount is not None and min_amount > max_amount:
         raise ApplicationError("max_amount: must not be below min_amount")
 
 
