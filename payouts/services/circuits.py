@@ -11,7 +11,9 @@ again. A probe that never answers is given up after the dispatch claim timeout, 
 taken.
 
 Circuit rows are written in the transactions that claim attempts (a probe taken) and apply
-their answers (opened, closed), after the payouts they lock.
+their answers (opened, closed), after the payouts they lock. Sandbox providers never open: their
+failures come from one merchant's test switch, and a shared circuit would carry that switch
+into every other merchant's routing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from django.utils import timezone
 
 from payouts.models import AttemptOutcome, CircuitState, PayoutAttempt, PayoutProviderCircuit
 from payouts.providers.registry import PROVIDER_CLASSES
+from payouts.providers.sandbox import SANDBOX_PROVIDER_NAMES
 from payouts.services.timing import dispatch_claim_timeout, seconds_setting
 
 # What counts against a provider: it timed out, could not be reached, or refused.
@@ -216,6 +219,8 @@ def circuits_record(*, outcomes: Iterable[tuple[str, str]], now: datetime) -> No
     set and writes nothing."""
     by_provider: dict[str, list[str]] = {}
     for provider_name, outcome in outcomes:
+        if provider_name in SANDBOX_PROVIDER_NAMES:
+            continue  # a sandbox's failures are one merchant's switch: never everyone's route
         by_provider.setdefault(provider_name, []).append(outcome)
     if not by_provider:
         return

@@ -51,29 +51,29 @@ def _state(provider_name: str) -> str | None:
 
 
 def test_a_provider_failing_at_the_threshold_opens(test_wallet: Wallet, circuit_settings) -> None:
-    _attempts(test_wallet, "sandbox", ["not_sent", "unknown", "successful", "rejected"])
+    _attempts(test_wallet, "paystack", ["not_sent", "unknown", "successful", "rejected"])
 
-    circuits_record(outcomes=[("sandbox", "rejected")], now=timezone.now())
+    circuits_record(outcomes=[("paystack", "rejected")], now=timezone.now())
 
-    assert _state("sandbox") == CircuitState.OPEN
+    assert _state("paystack") == CircuitState.OPEN
 
 
 def test_fewer_attempts_than_the_minimum_never_open(test_wallet: Wallet, circuit_settings) -> None:
-    _attempts(test_wallet, "sandbox", ["not_sent", "not_sent", "not_sent"])
+    _attempts(test_wallet, "paystack", ["not_sent", "not_sent", "not_sent"])
 
-    circuits_record(outcomes=[("sandbox", "not_sent")], now=timezone.now())
+    circuits_record(outcomes=[("paystack", "not_sent")], now=timezone.now())
 
-    assert _state("sandbox") in (None, CircuitState.CLOSED)
+    assert _state("paystack") in (None, CircuitState.CLOSED)
 
 
 def test_a_failure_rate_below_the_threshold_stays_closed(
     test_wallet: Wallet, circuit_settings
 ) -> None:
-    _attempts(test_wallet, "sandbox", ["not_sent", "successful", "successful", "pending"])
+    _attempts(test_wallet, "paystack", ["not_sent", "successful", "successful", "pending"])
 
-    circuits_record(outcomes=[("sandbox", "not_sent")], now=timezone.now())
+    circuits_record(outcomes=[("paystack", "not_sent")], now=timezone.now())
 
-    assert _state("sandbox") in (None, CircuitState.CLOSED)
+    assert _state("paystack") in (None, CircuitState.CLOSED)
 
 
 def test_an_open_circuit_sends_payouts_to_the_next_provider(
@@ -120,24 +120,33 @@ def test_still_cooling_down_is_skipped(circuit_settings) -> None:
 def test_a_good_probe_closes_and_old_failures_no_longer_count(
     test_wallet: Wallet, circuit_settings
 ) -> None:
-    _attempts(test_wallet, "sandbox", ["not_sent"] * 4)
-    PayoutProviderCircuit.objects.create(provider_name="sandbox", state=CircuitState.HALF_OPEN)
+    _attempts(test_wallet, "paystack", ["not_sent"] * 4)
+    PayoutProviderCircuit.objects.create(provider_name="paystack", state=CircuitState.HALF_OPEN)
     now = timezone.now()
 
-    circuits_record(outcomes=[("sandbox", AttemptOutcome.SUCCESSFUL)], now=now)
-    assert _state("sandbox") == CircuitState.CLOSED
+    circuits_record(outcomes=[("paystack", AttemptOutcome.SUCCESSFUL)], now=now)
+    assert _state("paystack") == CircuitState.CLOSED
 
-    circuits_record(outcomes=[("sandbox", AttemptOutcome.NOT_SENT)], now=now)
-    assert _state("sandbox") == CircuitState.CLOSED  # the four failures predate its closing
+    circuits_record(outcomes=[("paystack", AttemptOutcome.NOT_SENT)], now=now)
+    assert _state("paystack") == CircuitState.CLOSED  # the four failures predate its closing
 
 
 def test_a_bad_probe_opens_again(circuit_settings) -> None:
-    PayoutProviderCircuit.objects.create(provider_name="sandbox", state=CircuitState.HALF_OPEN)
+    PayoutProviderCircuit.objects.create(provider_name="paystack", state=CircuitState.HALF_OPEN)
 
-    circuits_record(outcomes=[("sandbox", AttemptOutcome.UNKNOWN)], now=timezone.now())
+    circuits_record(outcomes=[("paystack", AttemptOutcome.UNKNOWN)], now=timezone.now())
 
-    circuit = PayoutProviderCircuit.objects.get(provider_name="sandbox")
+    circuit = PayoutProviderCircuit.objects.get(provider_name="paystack")
     assert circuit.state == CircuitState.OPEN and circuit.opened_at is not None
+
+
+def test_a_sandboxs_failures_never_open_its_circuit(test_wallet: Wallet, circuit_settings) -> None:
+    """They come from one merchant's test switch: another merchant's routing must not see it."""
+    _attempts(test_wallet, "sandbox", ["not_sent"] * 6)
+
+    circuits_record(outcomes=[("sandbox", "not_sent")], now=timezone.now())
+
+    assert _state("sandbox") is None
 
 
 def test_health_shows_each_providers_rates_and_last_attempt(
