@@ -413,6 +413,10 @@ def payouts_dispatch_round(
     3. apply (``payouts_dispatch_apply``): one transaction applies every answer, money moved
        once per wallet, the events recorded in one insert.
 
+    A payout whose attempt certainly moved no money while a provider it has not tried is
+    available (``DispatchStep.FAILOVER``) is claimed again at once and sent there as a new
+    attempt, up to ``FAILOVER_PASSES`` times; the report counts how each payout ended.
+
     What a crash or a failed step leaves behind is a ``processing`` payout whose claim goes
     stale, or one whose claim a ``NOT_SENT`` released: a round with ``retake_stale`` on its id
     (the ``dispatch_stuck`` sweeper, ``payout_dispatch``) takes it again and verifies it before
