@@ -70,11 +70,11 @@ from payouts.models import (
     PayoutStatus,
     SandboxTransfer,
 )
+from payouts.selectors import provider_health_list
 from payouts.services import (
     payout_requery,
     payout_return_check,
 )
-from payouts.services.circuits import provider_health_list
 from wallets.models import Bank, LedgerEntry
 
 REQUERY_ACTION_LIMIT = 200

@@ -26,7 +26,7 @@ from core.admin import ReadOnlyAdminMixin, money_cell, status_badge
 from core.dates import local_text
 from core.exceptions import ApplicationError
 from payouts.models import PayoutAttempt, PayoutProviderCircuit, PayoutRoute
-from payouts.services.circuits import ProviderHealth, provider_health_list
+from payouts.selectors import ProviderHealth, provider_health_list
 from payouts.services.routing import payout_route_validate
 
 

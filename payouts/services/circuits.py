@@ -1,14 +1,14 @@
-"""The circuit breaker of each payout provider, and its health as the back office shows it.
+"""The circuit breaker of each payout provider.
 
-A provider's health is read from its attempts of the last ``PAYOUT_CIRCUIT_WINDOW_SECONDS``
-(counted from when its circuit last closed, if later): how many there were, and the rates of
-timeouts (``unknown``), sends that never reached it (``not_sent``) and refusals (``rejected``),
-as the attempts stand now. When at least ``PAYOUT_CIRCUIT_MIN_ATTEMPTS`` were answered and
-the three together reach ``PAYOUT_CIRCUIT_FAILURE_RATE``, the circuit opens: routing skips the
-provider (``payouts.services.routing``) for ``PAYOUT_CIRCUIT_COOLDOWN_SECONDS``. Then it is
-half-open: one attempt (the probe) goes to it; the probe's answer closes the circuit or opens it
-again. A probe that never answers is given up after the dispatch claim timeout, and another
-taken.
+A provider's health is read (``payouts.selectors.provider_attempt_counts``) from its attempts of
+the last ``PAYOUT_CIRCUIT_WINDOW_SECONDS`` (counted from when its circuit last closed, if later):
+how many there were, and the rates of timeouts (``unknown``), sends that never reached it
+(``not_sent``) and refusals (``rejected``), as the attempts stand now. When at least
+``PAYOUT_CIRCUIT_MIN_ATTEMPTS`` were answered and the three together reach
+``PAYOUT_CIRCUIT_FAILURE_RATE``, the circuit opens: routing (``payouts.services.routing``) skips
+the provider for ``PAYOUT_CIRCUIT_COOLDOWN_SECONDS``. Then it is half-open: one attempt (the
+probe) goes to it; the probe's answer closes the circuit or opens it again. A probe that never
+answers is given up after the dispatch claim timeout, and another taken.
 
 Circuit rows are written in the transactions that claim attempts (a probe taken) and apply
 their answers (opened, closed), after the payouts they lock. Sandbox providers never open: their
@@ -24,12 +24,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from payouts.models import AttemptOutcome, CircuitState, PayoutAttempt, PayoutProviderCircuit
-from payouts.providers.registry import PROVIDER_CLASSES
+from payouts.models import AttemptOutcome, CircuitState, PayoutProviderCircuit
 from payouts.providers.sandbox import SANDBOX_PROVIDER_NAMES
+from payouts.selectors import attempts_counted_since, provider_attempt_counts
 from payouts.services.timing import dispatch_claim_timeout, seconds_setting
 
 # What counts against a provider: it timed out, could not be reached, or refused.
@@ -44,10 +43,6 @@ GOOD_OUTCOMES: tuple[str, ...] = (
     AttemptOutcome.PENDING,
     AttemptOutcome.FAILED,
 )
-
-
-def circuit_window() -> timedelta:
-    return seconds_setting("PAYOUT_CIRCUIT_WINDOW", 300)
 
 
 def circuit_cooldown() -> timedelta:
@@ -137,80 +132,6 @@ def _circuit_row(provider_name: str) -> PayoutProviderCircuit:
         return PayoutProviderCircuit.objects.select_for_update().get(provider_name=provider_name)
 
 
-@dataclass(frozen=True)
-class ProviderHealth:
-    """A provider's recent attempts and its circuit, as the back office shows them."""
-
-    provider_name: str
-    state: str
-    attempts: int
-    answered: int
-    unknown: int
-    not_sent: int
-    rejected: int
-    last_attempt_at: datetime | None
-    opened_at: datetime | None
-
-    def rate(self, count: int) -> float:
-        return count / self.answered if self.answered else 0.0
-
-    @property
-    def failure_rate(self) -> float:
-        return self.rate(self.unknown + self.not_sent + self.rejected)
-
-
-def _counts(provider_names: Iterable[str], *, since: dict[str, datetime]) -> dict[str, dict]:
-    """Per provider: its attempts since ``since[name]``, answered ones, and each bad outcome."""
-    counted: dict[str, dict] = {}
-    for name in provider_names:
-        counted[name] = PayoutAttempt.objects.filter(
-            provider_name=name, created_at__gte=since[name]
-        ).aggregate(
-            attempts=Count("id"),
-            answered=Count("id", filter=~Q(outcome=AttemptOutcome.IN_FLIGHT)),
-            unknown=Count("id", filter=Q(outcome=AttemptOutcome.UNKNOWN)),
-            not_sent=Count("id", filter=Q(outcome=AttemptOutcome.NOT_SENT)),
-            rejected=Count("id", filter=Q(outcome=AttemptOutcome.REJECTED)),
-            last_attempt_at=Max("created_at"),
-        )
-    return counted
-
-
-def _since(circuit: PayoutProviderCircuit | None, *, now: datetime) -> datetime:
-    start = now - circuit_window()
-    if circuit is not None and circuit.closed_at is not None and circuit.closed_at > start:
-        return circuit.closed_at
-    return start
-
-
-def provider_health_list(*, now: datetime | None = None) -> list[ProviderHealth]:
-    """Every payout provider's health: its circuit and its attempts in the window."""
-    now = now or timezone.now()
-    circuits = {circuit.provider_name: circuit for circuit in PayoutProviderCircuit.objects.all()}
-    names = sorted(set(PROVIDER_CLASSES) | set(circuits))
-    since = {name: _since(circuits.get(name), now=now) for name in names}
-    counted = _counts(names, since=since)
-    last = dict(
-        PayoutAttempt.objects.values("provider_name")
-        .annotate(last=Max("created_at"))
-        .values_list("provider_name", "last")
-    )
-    return [
-        ProviderHealth(
-            provider_name=name,
-            state=circuits[name].state if name in circuits else CircuitState.CLOSED,
-            attempts=counted[name]["attempts"],
-            answered=counted[name]["answered"],
-            unknown=counted[name]["unknown"],
-            not_sent=counted[name]["not_sent"],
-            rejected=counted[name]["rejected"],
-            last_attempt_at=last.get(name),
-            opened_at=circuits[name].opened_at if name in circuits else None,
-        )
-        for name in names
-    ]
-
-
 def circuits_record(*, outcomes: Iterable[tuple[str, str]], now: datetime) -> None:
     """Brings the circuits of the providers that just answered (``(provider, attempt
     outcome)`` pairs, already written) up to date, in the caller's transaction: a half-open
@@ -251,8 +172,8 @@ def circuits_record(*, outcomes: Iterable[tuple[str, str]], now: datetime) -> No
             continue
         if circuit.state != CircuitState.CLOSED:
             continue
-        counts = _counts([provider_name], since={provider_name: _since(circuit, now=now)})
-        health = counts[provider_name]
+        since = {provider_name: attempts_counted_since(circuit, now=now)}
+        health = provider_attempt_counts([provider_name], since=since)[provider_name]
         failures = health["unknown"] + health["not_sent"] + health["rejected"]
         if (
             health["answered"] >= circuit_min_attempts()

@@ -19,8 +19,9 @@ from payouts.models import (
     PayoutProviderCircuit,
     PayoutStatus,
 )
+from payouts.selectors import provider_health_list
 from payouts.services import payout_dispatch
-from payouts.services.circuits import circuits_record, circuits_view, provider_health_list
+from payouts.services.circuits import circuits_record, circuits_view
 from payouts.services.routing import RoutingTable
 from tests.payouts.factories import PayoutAttemptFactory, PayoutFactory
 from tests.payouts.helpers import reload
