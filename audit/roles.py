@@ -27,6 +27,7 @@ FINANCE_VIEW = (
     "payouts.view_payoutresolution",
     "payouts.view_payoutresolutionproposal",
     "payouts.view_payoutbatchproposal",
+    "payouts.view_providertransfereventrecord",
     "payouts.export_payouts",
     "wallets.view_wallet",
     "wallets.view_ledgerentry",

@@ -27,7 +27,10 @@ REDACTED = "[redacted]"
 SECRET_KEY_MARKERS = ("secret", "password", "token", "key_hash", "plaintext", "api_key")
 SECRET_STATES = frozenset({"rotated", "generated", "changed", "unchanged", "set", "unset", ""})
 # Merchant keys and webhook secrets inside any text keep their visible prefix only.
-_SECRET_IN_TEXT = re.compile(r"\b(sk_(?:test|live)_|whsec_)([A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}")
+# (Webhook secrets are standard base64, with + / and = padding; older ones URL-safe base64.)
+_SECRET_IN_TEXT = re.compile(
+    r"\b([sr]k_(?:test|live)_|whsec_)([A-Za-z0-9_+/-]{4})[A-Za-z0-9_+/=-]{8,}"
+)
 _BEARER_IN_TEXT = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 MAX_REPR_LENGTH = 200
 MAX_TEXT_LENGTH = 2000

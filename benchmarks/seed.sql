@@ -21,10 +21,11 @@ INSERT INTO merchants_merchant (id, name, email, is_active, created_at, updated_
 SELECT i, 'Bench Merchant ' || i, 'bench' || i || '@example.com', true, now(), now()
 FROM generate_series(1, :list_id) AS i;
 
-INSERT INTO merchants_secretkey (merchant_id, mode, key_hash, prefix, created_at, revoked_at)
-SELECT i, 'test',
+INSERT INTO merchants_secretkey (merchant_id, mode, kind, name, scopes, key_hash, prefix,
+                                 created_at, expires_at, revoked_at)
+SELECT i, 'test', 'secret', '', '{}',
        encode(sha256(convert_to('sk_test_bench_' || i || '_' || :'salt', 'UTF8')), 'hex'),
-       left('sk_test_bench_' || i, 12), now(), NULL
+       left('sk_test_bench_' || i, 12), now(), NULL, NULL
 FROM generate_series(1, :list_id) AS i;
 
 INSERT INTO wallets_wallet (id, merchant_id, mode, currency, status, available_balance,

@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("sweeps.api.urls")),
     path("", include("settlements.api.urls")),
     path("", include("settlements.api.test_helper_urls")),
+    path("", include("merchants.api.urls")),
 ]

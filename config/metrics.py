@@ -1,7 +1,8 @@
 """``/metrics``: Prometheus text of the counted metrics (``core.metrics``, summed over every
 process) and of gauges read at scrape time:
 
-- payouts not yet final, by status, and the age of the oldest of each status;
+- payouts not yet final, by status, and the age of the oldest of each status (a payout held by
+  the merchant counts from its release);
 - pending webhook deliveries and the age of the oldest due one;
 - Celery queue depth per queue (Redis broker: ``LLEN`` of the queue's keys; filesystem broker:
   its message files; other brokers: not reported);
@@ -28,6 +29,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Min
+from django.db.models.functions import Greatest
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -45,7 +47,7 @@ from core.heartbeats import (
     worker_heartbeat_name,
 )
 from core.metrics import metrics_registry
-from payouts.models import PENDING_STATUSES, Payout
+from payouts.models import PENDING_STATUSES, Payout, payout_dispatchable_q
 from webhooks.models import DeliveryStatus, WebhookDelivery
 
 logger = logging.getLogger(__name__)
@@ -85,7 +87,15 @@ def payouts_pending_read() -> list[tuple[str, int, float | None]]:
             for row in Payout.objects.filter(status__in=PENDING_STATUSES)
             .order_by()
             .values("status")
-            .annotate(count=Count("id"), oldest=Min("created_at"))
+            .annotate(
+                count=Count("id"),
+                # A payout the merchant holds (approval pending, scheduled for later) is not
+                # waiting on us: the age counts from when it was free to go.
+                oldest=Min(
+                    Greatest("created_at", "approved_at", "scheduled_for"),
+                    filter=payout_dispatchable_q(now=now),
+                ),
+            )
         }
     result = []
     for status in PENDING_STATUSES:

@@ -17,9 +17,11 @@ _SECRET_PATTERNS = (
     re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)[^'\",}\n]+"),
     re.compile(r"(?i)(HTTP_AUTHORIZATION['\"]?\s*[:=]\s*['\"]?)[^'\",}\n]+"),
     re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"),
-    # Merchant secret keys and webhook secrets wherever they appear, even glued to other text.
-    re.compile(r"()sk_(?:test|live)_[A-Za-z0-9_-]+"),
-    re.compile(r"()whsec_[A-Za-z0-9_-]+"),
+    # Merchant keys (secret and restricted) and webhook secrets wherever they appear, even glued
+    # to other text.
+    re.compile(r"()[sr]k_(?:test|live)_[A-Za-z0-9_-]+"),
+    # Webhook secrets: standard base64 (+, /, = padding) and the older URL-safe form (-, _).
+    re.compile(r"()whsec_[A-Za-z0-9_+/=-]+"),
 )
 
 

@@ -4,9 +4,17 @@ once, on a page of its own.
 * adding a merchant runs ``merchant_create``: test and live keys issued (shown once) and a wallet
   opened per mode;
 * rotating a secret key or a webhook secret needs its permission
-  (``merchants.rotate_secret_key``, ``merchants.rotate_webhook_secret``) and a typed reason;
+  (``merchants.rotate_secret_key``, ``merchants.rotate_webhook_secret``) and a typed reason; a
+  rotated webhook secret keeps signing beside the new one for the rotation overlap
+  (``WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS``), or stops at once with "rotate now" (a leaked
+  secret), and the list shows until when;
 * webhook settings are saved by ``webhook_settings_set``: a secret is generated, and the URL must
   be a public ``https`` address (``core.ssrf``).
+
+Keys are listed by prefix with their kind (secret or restricted), name, scopes and expiry
+(a rolled secret key answers until then); never their hash. Merchants roll their secret key and
+create and revoke restricted keys themselves (the keys routes); rotation here is the emergency
+path: every secret key of the mode revoked at once, restricted keys left as they are.
 
 The platform merchant (``is_platform``, the owner of the platform's wallets) is shown with
 that flag; it has no keys and the rotation actions leave it out.
@@ -17,14 +25,15 @@ Webhook secrets are encrypted at rest; the admin never loads one, only whether i
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -38,15 +47,19 @@ from audit.backoffice import (
 from audit.services import audit_record
 from core.admin import ReadOnlyAdminMixin
 from core.ssrf import UnsafeURLError, url_check_public
-from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
+from merchants.models import KeyKind, Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import (
     merchant_create,
     secret_key_rotate_recorded,
-    webhook_secret_rotate,
+    webhook_secret_overlap_default,
+    webhook_secret_rotate_recorded,
     webhook_settings_set,
 )
 
-ROTATION_NOTE = "The previous key is revoked: requests made with it now get 401."
+ROTATION_NOTE = (
+    "The previous secret keys of this mode (rolled ones too) are revoked: requests made with "
+    "them now get 401. Restricted keys are unchanged."
+)
 
 
 class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -57,8 +70,28 @@ class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
     allow_delete = True
     extra = 0
     can_delete = False
-    fields = ("mode", "prefix", "created_at", "revoked_at")
+    fields = (
+        "mode",
+        "kind",
+        "name",
+        "prefix",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
     readonly_fields = fields
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: SecretKey) -> str:
+        return key_scopes_display(obj)
+
+
+def key_scopes_display(key: SecretKey) -> str:
+    """A key's scopes as one cell: "all" for a secret key."""
+    if key.kind == KeyKind.SECRET:
+        return "all"
+    return ", ".join(key.scopes)
 
 
 @admin.register(Merchant)
@@ -140,8 +173,8 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
                 action_name=action_name,
                 title=f"Rotate {mode} secret keys",
                 intro=f"A new {mode} secret key will be issued to each merchant below and "
-                f"their current {mode} key revoked at once: their server gets 401 until it "
-                "uses the new key.",
+                f"every {mode} secret key they hold (rolled ones too) revoked at once: their "
+                "server gets 401 until it uses the new key. Restricted keys are unchanged.",
                 submit_label=f"Rotate {mode} keys",
                 form=form,
             )
@@ -179,12 +212,36 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
 @admin.register(SecretKey)
 class SecretKeyAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     allow_delete = True
-    list_display = ("prefix", "merchant", "mode", "created_at", "revoked_at")
-    list_filter = ("mode",)
-    search_fields = ("prefix", "merchant__name")
+    list_display = (
+        "prefix",
+        "merchant",
+        "mode",
+        "kind",
+        "name",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
+    list_filter = ("mode", "kind")
+    search_fields = ("prefix", "name", "merchant__name")
     list_select_related = ("merchant",)
-    readonly_fields = ("merchant", "mode", "prefix", "created_at", "revoked_at")
-    exclude = ("key_hash",)
+    readonly_fields = (
+        "merchant",
+        "mode",
+        "kind",
+        "name",
+        "prefix",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
+    exclude = ("key_hash", "scopes")
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: SecretKey) -> str:
+        return key_scopes_display(obj)
 
 
 class WebhookSettingsForm(forms.ModelForm):
@@ -206,23 +263,37 @@ class WebhookSettingsForm(forms.ModelForm):
 @admin.register(WebhookSettings)
 class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     form = WebhookSettingsForm
-    list_display = ("merchant", "mode", "url", "has_secret", "updated_at")
+    list_display = (
+        "merchant",
+        "mode",
+        "url",
+        "has_secret",
+        "previous_secret_signs_until",
+        "updated_at",
+    )
     list_filter = ("mode",)
     search_fields = ("merchant__name", "url")
     list_select_related = ("merchant",)
-    actions = ["rotate_secret"]
+    actions = ["rotate_secret", "rotate_secret_now"]
 
     def get_fields(self, request: HttpRequest, obj: WebhookSettings | None = None) -> _FieldGroups:
         if obj is None:
             return ["merchant", "mode", "url"]
-        return ["merchant", "mode", "url", "has_secret", "updated_at"]
+        return [
+            "merchant",
+            "mode",
+            "url",
+            "has_secret",
+            "previous_secret_signs_until",
+            "updated_at",
+        ]
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: WebhookSettings | None = None
     ) -> list[str]:
         if obj is None:
             return []
-        return ["merchant", "mode", "has_secret", "updated_at"]
+        return ["merchant", "mode", "has_secret", "previous_secret_signs_until", "updated_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[WebhookSettings]:
         # Whether a secret is set, never the secret: nothing here decrypts it, so a row whose
@@ -230,13 +301,20 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
         return (
             super()
             .get_queryset(request)
-            .defer("secret")
+            .defer("secret", "previous_secret")
             .annotate(secret_set=ExpressionWrapper(~Q(secret=""), output_field=BooleanField()))
         )
 
     @admin.display(boolean=True, description="secret configured")
     def has_secret(self, obj: WebhookSettings) -> bool:
         return bool(obj.secret_set)  # type: ignore[attr-defined]
+
+    @admin.display(description="previous secret signs until")
+    def previous_secret_signs_until(self, obj: WebhookSettings) -> Any:
+        """The end of the rotation overlap (the previous secret is never shown); "-" outside
+        one."""
+        expires_at = obj.previous_secret_expires_at
+        return expires_at if expires_at is not None and expires_at > timezone.now() else "-"
 
     def save_model(
         self, request: HttpRequest, obj: WebhookSettings, form: forms.ModelForm, change: bool
@@ -298,43 +376,73 @@ class WebhookSettingsAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
     def has_rotate_webhook_secret_permission(self, request: HttpRequest) -> bool:
         return self.user_has(request, "merchants.rotate_webhook_secret")
 
-    @admin.action(
-        description="Rotate webhook secret (shown once)…", permissions=["rotate_webhook_secret"]
-    )
-    def rotate_secret(
-        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    def _rotate_secrets(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[WebhookSettings],
+        *,
+        overlap: timedelta,
+        action_name: str,
     ) -> HttpResponse:
+        overlap_text = (
+            f"the previous secret keeps signing beside it for {overlap.total_seconds() / 3600:g} "
+            "hours, so the merchant can switch without missing a webhook"
+            if overlap
+            else "the previous secret stops signing at once (use this for a leaked secret)"
+        )
         form = confirmation_form(request)
         if not form.is_bound or not form.is_valid():
             return action_confirmation(
                 request,
                 model_admin=self,
                 queryset=queryset.select_related("merchant"),
-                action_name="rotate_secret",
+                action_name=action_name,
                 title="Rotate webhook secrets",
-                intro="A new signing secret will be generated for each row below; webhooks are "
-                "signed with it at once, so the merchant must switch to it.",
+                intro="A new signing secret will be generated for each row below and webhooks "
+                f"are signed with it at once; {overlap_text}.",
                 submit_label="Rotate webhook secrets",
                 form=form,
             )
         issued: list[tuple[str, str]] = []
         for row in queryset.select_related("merchant").order_by("pk"):
-            with transaction.atomic():
-                rotated = webhook_secret_rotate(merchant=row.merchant, mode=row.mode)
-                audit_record(
-                    actor=request.user,
-                    action=self.audit_action("rotate_webhook_secret"),
-                    obj=rotated,
-                    before={"secret": "set" if row.secret_set else "unset"},  # type: ignore[attr-defined]
-                    after={"secret": "rotated"},
-                    reason=form.cleaned_data["reason"],
-                    request=request,
-                )
+            rotated = webhook_secret_rotate_recorded(
+                merchant=row.merchant,
+                mode=row.mode,
+                overlap=overlap,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                request=request,
+            )
             issued.append((f"{row.merchant} ({row.mode}): new webhook secret", rotated.secret))
         return secrets_shown_once(
             request,
             model_admin=self,
             title="New webhook secrets",
             secrets=issued,
-            note="The previous secrets no longer sign anything.",
+            note=f"Webhooks are signed with the new secrets; {overlap_text}.",
+        )
+
+    @admin.action(
+        description="Rotate webhook secret (shown once; the old one signs for the overlap)…",
+        permissions=["rotate_webhook_secret"],
+    )
+    def rotate_secret(
+        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    ) -> HttpResponse:
+        return self._rotate_secrets(
+            request,
+            queryset,
+            overlap=webhook_secret_overlap_default(),
+            action_name="rotate_secret",
+        )
+
+    @admin.action(
+        description="Rotate webhook secret now (shown once; the old one stops at once)…",
+        permissions=["rotate_webhook_secret"],
+    )
+    def rotate_secret_now(
+        self, request: HttpRequest, queryset: QuerySet[WebhookSettings]
+    ) -> HttpResponse:
+        return self._rotate_secrets(
+            request, queryset, overlap=timedelta(0), action_name="rotate_secret_now"
         )

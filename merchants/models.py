@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils import timezone
 
 from core.fields import EncryptedTextField
+from merchants.scopes import ALL_SCOPES, Scope
 
 
 class Mode(models.TextChoices):
@@ -52,14 +55,35 @@ class Merchant(models.Model):
         return False
 
 
+class KeyKind(models.TextChoices):
+    """A secret key holds every scope; a restricted key only those it was created with."""
+
+    SECRET = "secret", "Secret"
+    RESTRICTED = "restricted", "Restricted"
+
+
 class SecretKey(models.Model):
-    """A merchant secret key. The plaintext is shown once; only its hash is stored."""
+    """A merchant API key, secret (``sk_<mode>_…``) or restricted (``rk_<mode>_…``). The
+    plaintext is shown once; only its hash is stored.
+
+    A key answers until it is revoked (``revoked_at``) or its ``expires_at`` passes: a rolled
+    secret key keeps answering until the expiry its roll gave it. A merchant has at most one
+    current secret key per mode (not revoked, no expiry); rolled ones, which expire, and
+    restricted keys sit beside it."""
 
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="secret_keys")
     mode = models.CharField(max_length=4, choices=Mode.choices)
+    kind = models.CharField(max_length=10, choices=KeyKind.choices, default=KeyKind.SECRET)
+    name = models.CharField(max_length=100, blank=True, default="")
+    # A restricted key's scopes (``merchants.scopes.Scope`` values); empty for a secret key,
+    # which holds them all.
+    scopes = ArrayField(
+        models.CharField(max_length=32, choices=Scope.choices), default=list, blank=True
+    )
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     prefix = models.CharField(max_length=16, editable=False, help_text="Visible start of the key")
     created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     # Set by merchants.selectors' key lookup: the merchant's wallets.Wallet of the key's mode,
     # or None (this app imports nothing of wallets).
@@ -70,9 +94,13 @@ class SecretKey(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["merchant", "mode"],
-                condition=models.Q(revoked_at__isnull=True),
-                name="one_active_secret_key_per_merchant_mode",
-            )
+                condition=models.Q(kind="secret", revoked_at__isnull=True, expires_at__isnull=True),
+                name="one_current_secret_key_per_merchant_mode",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind="secret", scopes=[]) | models.Q(kind="restricted"),
+                name="secret_key_holds_no_listed_scopes",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -80,7 +108,17 @@ class SecretKey(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        """Neither revoked nor expired."""
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > timezone.now()
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        """The scopes this key holds: every one for a secret key."""
+        if self.kind == KeyKind.SECRET:
+            return ALL_SCOPES
+        return frozenset(self.scopes)
 
 
 class WebhookSettings(models.Model):
@@ -89,6 +127,10 @@ class WebhookSettings(models.Model):
     The secret must be readable to sign payloads, so it cannot be hashed: it is stored encrypted
     under ``FIELD_ENCRYPTION_KEYS`` (``core.fields.EncryptedTextField``) and reads back as
     plaintext. It is never shown in the admin or logs.
+
+    After a rotation the secret it replaced keeps signing beside the new one until
+    ``previous_secret_expires_at`` (the rotation overlap), encrypted the same way; past that
+    instant nothing reads it and the next rotation overwrites it.
     """
 
     merchant = models.ForeignKey(
@@ -97,6 +139,8 @@ class WebhookSettings(models.Model):
     mode = models.CharField(max_length=4, choices=Mode.choices)
     url = models.URLField(max_length=500, blank=True, default="")
     secret = EncryptedTextField(blank=True, default="")
+    previous_secret = EncryptedTextField(blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -20,6 +20,6 @@ class SecretKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "Authorization: Bearer sk_test_... or sk_live_... (the mode comes "
-            "from the key)",
+            "description": "Authorization: Bearer sk_test_... or sk_live_... (a secret key), or "
+            "rk_test_... or rk_live_... (a restricted key); the mode comes from the key",
         }

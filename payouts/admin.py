@@ -68,6 +68,7 @@ from payouts.models import (
     FINAL_STATUSES,
     Payout,
     PayoutStatus,
+    ProviderTransferEventRecord,
     SandboxTransfer,
 )
 from payouts.selectors import provider_health_list
@@ -117,6 +118,27 @@ class ReturnedFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet[Payout]) -> QuerySet[Payout]:
         if self.value() in ("yes", "no"):
             return queryset.filter(returned_at__isnull=self.value() == "no")
+        return queryset
+
+
+class AttentionFilter(admin.SimpleListFilter):
+    """Payouts finance must look at: held for suspected fraud, or unresolved past the requery
+    window (escalated), while they are not final."""
+
+    title = "needs finance"
+    parameter_name = "attention"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("held", "Held for suspected fraud"), ("escalated", "Unresolved past 24 h")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Payout]) -> QuerySet[Payout]:
+        if self.value() == "held":
+            return queryset.filter(status=PayoutStatus.AMBIGUOUS, fraud_flagged_at__isnull=False)
+        if self.value() == "escalated":
+            return queryset.filter(
+                status__in=(PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS),
+                requery_escalated_at__isnull=False,
+            )
         return queryset
 
 
@@ -181,6 +203,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
     list_filter = (
         "status",
         ReturnedFilter,
+        AttentionFilter,
         "mode",
         ("merchant", admin.RelatedOnlyFieldListFilter),
         BankFilter,
@@ -248,11 +271,25 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
                     "ambiguous_since",
                     "requery_count",
                     "next_requery_at",
+                    "requery_escalated_at",
                     "provider_responses_pretty",
                 )
             },
         ),
+        ("Held for suspected fraud", {"fields": ("fraud_flagged_at", "fraud_nip_code")}),
         ("Returned by the bank", {"fields": ("returned_at", "return_reason")}),
+        (
+            "The merchant's controls",
+            {
+                "fields": (
+                    "approval_status",
+                    "created_by_key",
+                    "approved_by_key",
+                    "approved_at",
+                    "scheduled_for",
+                )
+            },
+        ),
         ("Timestamps", {"fields": ("created_at", "updated_at", "completed_at")}),
     )
 
@@ -521,3 +558,26 @@ class SandboxTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     )
     search_fields = ("=reference", "=transfer_code", "=account_number")
     readonly_fields = list_display
+
+
+@admin.register(ProviderTransferEventRecord)
+class ProviderTransferEventRecordAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+    """Providers' transfer events (webhooks) as received and what applying them did
+    (read-only); ``conflict`` ones are finance's to work."""
+
+    list_display = ("received_at", "provider", "kind", "reference", "result", "payout")
+    list_filter = ("result", "provider", "kind")
+    search_fields = ("=reference", "=event_id", "=payout__internal_reference")
+    list_select_related = ("payout",)
+    readonly_fields = (
+        "received_at",
+        "provider",
+        "event_id",
+        "kind",
+        "reference",
+        "session_id",
+        "message",
+        "result",
+        "payout",
+        "payload",
+    )

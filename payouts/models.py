@@ -16,6 +16,7 @@ of a new attempt, and ``PayoutProviderCircuit`` is each provider's circuit break
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -60,6 +61,48 @@ PENDING_STATUSES: tuple[str, ...] = (
     PayoutStatus.AMBIGUOUS,
 )
 FINAL_STATUSES: tuple[str, ...] = (PayoutStatus.SUCCESSFUL, PayoutStatus.FAILED)
+
+
+class PayoutApprovalStatus(models.TextChoices):
+    """Whether a payout waits for a second key's approval (``payouts.services.controls``): a
+    payout of at least the wallet's ``approval_threshold`` is created ``pending``; another key
+    approves it, the merchant cancels it, or it expires (``PAYOUT_APPROVAL_EXPIRES_AFTER``)."""
+
+    NOT_REQUIRED = "not_required", "Not required"
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    EXPIRED = "expired", "Expired"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+# A payout is held (never claimed by dispatch) while its approval is pending or its scheduled
+# time has not come: ``payout_dispatchable_q`` is the one reading of that rule.
+RELEASED_APPROVAL_STATUSES: tuple[str, ...] = (
+    PayoutApprovalStatus.NOT_REQUIRED,
+    PayoutApprovalStatus.APPROVED,
+)
+
+
+def payout_dispatchable_q(*, now: datetime, since: timedelta = timedelta(0)) -> Q:
+    """The payouts dispatch may take (whatever their status): approval not needed or given, and
+    no scheduled time or one that has come. With ``since``, they must have been free to go for
+    that long (approved and due ``since`` ago or earlier): what the stuck sweeper counts from."""
+    cutoff = now - since
+    return (
+        Q(approval_status__in=RELEASED_APPROVAL_STATUSES)
+        & (Q(approved_at__isnull=True) | Q(approved_at__lte=cutoff))
+        & (Q(scheduled_for__isnull=True) | Q(scheduled_for__lte=cutoff))
+    )
+
+
+def payout_is_held(payout: Payout, *, now: datetime) -> bool:
+    """``payout_dispatchable_q`` for one payout in memory: still ``reserved`` and waiting for
+    something the merchant controls (its approval, or its scheduled time)."""
+    if payout.status != PayoutStatus.RESERVED:
+        return False
+    if payout.approval_status == PayoutApprovalStatus.PENDING:
+        return True
+    return payout.scheduled_for is not None and payout.scheduled_for > now
 
 
 class Payout(models.Model):
@@ -141,6 +184,46 @@ class Payout(models.Model):
         db_index=False,
     )
 
+    # Extension: the merchant's own controls (``payouts.services.controls``). The key that
+    # created it (an API create; null for the service's own payouts), its approval, and when it
+    # is to be sent (null: at once). Held payouts stay ``reserved`` until released.
+    created_by_key = models.ForeignKey(
+        "merchants.SecretKey",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+        help_text="The API key that created it; it may not approve it",
+    )
+    approval_status = models.CharField(
+        max_length=12,
+        choices=PayoutApprovalStatus.choices,
+        default=PayoutApprovalStatus.NOT_REQUIRED,
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by_key = models.ForeignKey(
+        "merchants.SecretKey",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    scheduled_for = models.DateTimeField(
+        null=True, blank=True, help_text="Not dispatched before this instant"
+    )
+
+    # Extension: the provider or the beneficiary's bank held the transfer for suspected fraud
+    # (NIP 34, 35, 63). The payout stays ``ambiguous`` with its reservation untouched until a
+    # provider answers success (captured) or finance resolves it with two people.
+    fraud_flagged_at = models.DateTimeField(null=True, blank=True)
+    fraud_nip_code = models.CharField(
+        max_length=4, blank=True, default="", help_text="The NIP code that flagged it"
+    )
+    # Extension: when the payout went unresolved past PAYOUT_REQUERY_ESCALATE_AFTER (logged once).
+    requery_escalated_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["-created_at", "-id"]
         permissions = [
@@ -165,6 +248,15 @@ class Payout(models.Model):
             models.CheckConstraint(
                 condition=Q(returned_at__isnull=True) | Q(status=PayoutStatus.SUCCESSFUL),
                 name="payout_only_successful_returned",
+            ),
+            models.CheckConstraint(
+                condition=Q(approval_status__in=PayoutApprovalStatus.values),
+                name="payout_approval_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_at__isnull=True)
+                | Q(approval_status=PayoutApprovalStatus.APPROVED),
+                name="payout_approved_at_only_approved",
             ),
         ]
         indexes = [
@@ -195,11 +287,23 @@ class Payout(models.Model):
                 name="payout_requery_due_idx",
                 condition=Q(status__in=["dispatched", "ambiguous"]),
             ),
+            # The finance dashboard's fraud-flagged payouts, never settled automatically.
+            models.Index(
+                fields=["fraud_flagged_at"],
+                name="payout_fraud_flagged_idx",
+                condition=Q(fraud_flagged_at__isnull=False, status="ambiguous"),
+            ),
             # The payouts of one bulk request (list by batch_id, the batch's status counts).
             models.Index(
                 fields=["batch", "-created_at", "-id"],
                 name="payout_batch_idx",
                 condition=Q(batch__isnull=False),
+            ),
+            # The approval expiry sweeper: pending approvals only.
+            models.Index(
+                fields=["created_at"],
+                name="payout_approval_pending_idx",
+                condition=Q(approval_status="pending"),
             ),
         ]
 
@@ -712,6 +816,63 @@ class SandboxProviderSwitch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider_name} {self.state} for merchant {self.merchant_id}"
+
+
+class ProviderTransferEventResult(models.TextChoices):
+    """What applying a provider's transfer event did (``payouts.services.provider_events``)."""
+
+    APPLIED = "applied", "Applied"
+    DUPLICATE = "duplicate", "Duplicate"
+    UNKNOWN_REFERENCE = "unknown_reference", "Unknown reference"
+    STALE = "stale", "Stale"
+    CONFLICT = "conflict", "Conflict: for finance"
+
+
+class ProviderTransferEventRecord(models.Model):
+    """A provider's transfer event (a Paystack ``transfer.success``/``failed``/``reversed``
+    webhook), kept once per provider event id: a redelivery finds it here and changes nothing.
+    Stored in the transaction that applies it, with what applying it did; unknown references
+    and events that contradict a final payout (``conflict``: finance looks at them) are kept
+    too."""
+
+    provider = models.CharField(max_length=30)
+    event_id = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20)
+    reference = models.CharField(max_length=100, blank=True, default="")
+    session_id = models.CharField(max_length=64, blank=True, default="")
+    message = models.CharField(max_length=255, blank=True, default="")
+    payload = models.JSONField(default=dict, blank=True, help_text="The event as received")
+    result = models.CharField(max_length=20, choices=ProviderTransferEventResult.choices)
+    payout = models.ForeignKey(
+        Payout,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="provider_events",
+    )
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "event_id"], name="provider_transfer_event_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(result__in=ProviderTransferEventResult.values),
+                name="provider_transfer_event_result_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["received_at"],
+                name="provider_event_conflict_idx",
+                condition=Q(result="conflict"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.kind} {self.reference} ({self.result})"
 
 
 class SandboxTransfer(models.Model):

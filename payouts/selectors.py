@@ -32,6 +32,7 @@ from payouts.models import (
     PayoutDailyCount,
     PayoutProviderCircuit,
     PayoutStatus,
+    payout_dispatchable_q,
 )
 from payouts.providers.registry import PROVIDER_CLASSES
 from payouts.rules import payout_currency_validate
@@ -98,6 +99,9 @@ PAYOUT_RESOURCE_FIELDS = (
     "created_at",
     "completed_at",
     "updated_at",
+    "approval_status",
+    "approved_at",
+    "scheduled_for",
 )
 
 
@@ -463,10 +467,13 @@ def payouts_stuck_for_dispatch(
 ) -> list[tuple[int, str]]:
     """``(id, status)`` of the ``reserved`` payouts older than ``older_than`` (their dispatch
     message was lost) and the ``processing`` payouts whose claim is stale or was released (the
-    worker died or the provider could not be reached), oldest first."""
+    worker died or the provider could not be reached), oldest first. A held payout (approval
+    pending, or its scheduled time not come) is not stuck; once released it counts from its
+    approval or scheduled time, not from its creation."""
     return list(
         Payout.objects.filter(
             Q(status=PayoutStatus.RESERVED, created_at__lte=now - older_than)
+            & payout_dispatchable_q(now=now, since=older_than)
             | Q(status=PayoutStatus.PROCESSING, dispatch_claimed_at__isnull=True)
             | Q(status=PayoutStatus.PROCESSING, dispatch_claimed_at__lte=now - claim_timeout)
         )
@@ -532,7 +539,11 @@ def payouts_waiting_to_be_stuck(*, now: datetime, older_than: timedelta) -> Payo
     """``reserved`` payouts younger than ``older_than`` (left to the worker); each counts as
     stuck once ``older_than`` after its creation."""
     return _payouts_waiting(
-        Payout.objects.filter(status=PayoutStatus.RESERVED, created_at__gt=now - older_than),
+        Payout.objects.filter(
+            payout_dispatchable_q(now=now),
+            status=PayoutStatus.RESERVED,
+            created_at__gt=now - older_than,
+        ),
         due_field="created_at",
         due_after=older_than,
     )

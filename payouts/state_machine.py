@@ -1,12 +1,14 @@
 """The payout state machine: one map of allowed transitions, checked in one place.
 
     reserved ──▶ processing ──▶ dispatched ──▶ successful
-                     │              │  ▲ │
-                     │              │  │ └──▶ failed
-                     ▼              ▼  │
-                   failed        ambiguous ──▶ successful | failed
+       │             │              │  ▲ │
+       │             │              │  │ └──▶ failed
+       ▼             ▼              ▼  │
+     failed        failed        ambiguous ──▶ successful | failed
 
 * ``reserved → processing``: a dispatch worker claimed the payout.
+* ``reserved → failed``: a held payout (awaiting approval or its scheduled time) was cancelled
+  by the merchant or its approval expired, before any dispatch (``payouts.services.controls``).
 * ``processing → dispatched``: the transfer request went to the provider.
 * ``processing → failed``: the provider refused it before a transfer existed (no money moved).
 * ``dispatched → successful | failed | ambiguous``: the provider's answer, or a requery.
@@ -30,7 +32,7 @@ SUBJECT = "payout"
 
 ALLOWED_TRANSITIONS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
-        PayoutStatus.RESERVED: frozenset({PayoutStatus.PROCESSING}),
+        PayoutStatus.RESERVED: frozenset({PayoutStatus.PROCESSING, PayoutStatus.FAILED}),
         PayoutStatus.PROCESSING: frozenset({PayoutStatus.DISPATCHED, PayoutStatus.FAILED}),
         PayoutStatus.DISPATCHED: frozenset(
             {PayoutStatus.SUCCESSFUL, PayoutStatus.FAILED, PayoutStatus.AMBIGUOUS}

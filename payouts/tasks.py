@@ -91,6 +91,13 @@ def payouts_dispatch_stuck_task() -> str:
 
 
 @shared_task(**SWEEP_TASK_LIMITS)
+def payouts_approval_expire_task() -> str:
+    """Celery beat: cancel payouts whose approval waited too long (idempotent: each payout is
+    locked and checked again)."""
+    return services.payouts_approval_expire().summary()
+
+
+@shared_task(**SWEEP_TASK_LIMITS)
 def payout_counts_fold_task() -> str:
     """Celery beat: fold the list's count changes into the per-day counts (idempotent: a fold
     takes only changes no other fold holds)."""

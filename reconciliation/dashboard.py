@@ -4,8 +4,9 @@ still to work, and the settlements of the chosen day and today in each mode.
 
 Reads only, in a fixed number of queries whatever the number of payouts, days or statuses: one
 grouped query covers every day of the page (the 14-day window and today), one each lists the
-oldest pending and the oldest ambiguous payouts, one counts them all, one counts the unresolved
-exceptions, one adds up the settlements. Every day is a local (``TIME_ZONE``, Africa/Lagos)
+oldest pending, ambiguous, held for suspected fraud and escalated (unresolved past a day)
+payouts, one counts them all, one counts the unresolved exceptions, one the provider transfer
+events in conflict, one adds up the settlements. Every day is a local (``TIME_ZONE``, Africa/Lagos)
 calendar day.
 """
 
@@ -23,7 +24,13 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from core.dates import local_date, local_day_bounds, local_now
 from merchants.models import Mode
-from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
+from payouts.models import (
+    FINAL_STATUSES,
+    Payout,
+    PayoutStatus,
+    ProviderTransferEventRecord,
+    ProviderTransferEventResult,
+)
 from reconciliation.selectors import exceptions_unresolved_count
 from settlements.selectors import SettlementDayFigures, settlement_day_figures
 
@@ -47,6 +54,8 @@ WAITING_STATUSES: tuple[str, ...] = (
 )
 # Not final yet: the series' "pending" (everything neither successful nor failed).
 NOT_FINAL_STATUSES: tuple[str, ...] = (*WAITING_STATUSES, PayoutStatus.AMBIGUOUS)
+# Sent, without a final answer: what the requery schedule escalates after a day.
+ESCALATABLE_STATUSES: tuple[str, ...] = (PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS)
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,14 @@ class FinanceDashboard:
     oldest_ambiguous: tuple[WaitingPayout, ...]
     pending_total: int
     ambiguous_total: int
+    # Held for suspected fraud (``fraud_flagged_at``), flagged longest ago first.
+    oldest_held: tuple[WaitingPayout, ...]
+    held_total: int
+    # Unresolved past ``PAYOUT_REQUERY_ESCALATE_AFTER`` (``requery_escalated_at``).
+    oldest_escalated: tuple[WaitingPayout, ...]
+    escalated_total: int
+    # Provider transfer events that contradict a final payout (``conflict``), every day.
+    transfer_event_conflicts: int
     exceptions: dict[str, int]  # {"open": n, "proposed": m}, every statement import
     # The settlements settled on the chosen day (when it is not today) and today, per mode
     # (live first); empty when not asked for.
@@ -222,6 +239,30 @@ def oldest_ambiguous(*, mode: str, limit: int = OLDEST_LIMIT) -> PayoutsWaiting:
     )
 
 
+def oldest_held(*, mode: str, limit: int = OLDEST_LIMIT) -> PayoutsWaiting:
+    """Ambiguous payouts held for suspected fraud, flagged longest ago first: finance settles
+    them (two people); no provider failure answer releases them."""
+    return (
+        Payout.objects.filter(mode=mode, status=PayoutStatus.AMBIGUOUS)
+        .filter(fraud_flagged_at__isnull=False)
+        .select_related("merchant")
+        .annotate(waiting_since=F("fraud_flagged_at"))
+        .order_by("waiting_since", "id")[:limit]
+    )
+
+
+def oldest_escalated(*, mode: str, limit: int = OLDEST_LIMIT) -> PayoutsWaiting:
+    """Dispatched or ambiguous payouts unresolved past ``PAYOUT_REQUERY_ESCALATE_AFTER``,
+    sent longest ago first (still requeried hourly)."""
+    return (
+        Payout.objects.filter(mode=mode, status__in=ESCALATABLE_STATUSES)
+        .filter(requery_escalated_at__isnull=False)
+        .select_related("merchant")
+        .annotate(waiting_since=Coalesce("dispatched_at", "created_at"))
+        .order_by("waiting_since", "id")[:limit]
+    )
+
+
 def _waiting(payouts: PayoutsWaiting, now: datetime) -> tuple[WaitingPayout, ...]:
     return tuple(
         WaitingPayout(payout=payout, since=payout.waiting_since, age=now - payout.waiting_since)
@@ -261,7 +302,15 @@ def finance_dashboard(
     totals = Payout.objects.filter(mode=mode, status__in=NOT_FINAL_STATUSES).aggregate(
         pending=Count("id", filter=Q(status__in=WAITING_STATUSES)),
         ambiguous=Count("id", filter=Q(status=PayoutStatus.AMBIGUOUS)),
+        held=Count("id", filter=Q(status=PayoutStatus.AMBIGUOUS, fraud_flagged_at__isnull=False)),
+        escalated=Count(
+            "id",
+            filter=Q(status__in=ESCALATABLE_STATUSES, requery_escalated_at__isnull=False),
+        ),
     )
+    conflicts = ProviderTransferEventRecord.objects.filter(
+        result=ProviderTransferEventResult.CONFLICT, payout__mode=mode
+    ).count()
     return FinanceDashboard(
         day=day,
         today=today,
@@ -274,6 +323,11 @@ def finance_dashboard(
         oldest_ambiguous=_waiting(oldest_ambiguous(mode=mode), now),
         pending_total=totals["pending"],
         ambiguous_total=totals["ambiguous"],
+        oldest_held=_waiting(oldest_held(mode=mode), now),
+        held_total=totals["held"],
+        oldest_escalated=_waiting(oldest_escalated(mode=mode), now),
+        escalated_total=totals["escalated"],
+        transfer_event_conflicts=conflicts,
         exceptions=exceptions_unresolved_count(mode=mode),
         settlements=settlements,
     )

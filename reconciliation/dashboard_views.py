@@ -70,10 +70,17 @@ class DashboardForm(forms.Form):
 
 
 def payout_list_url(
-    *, mode: str, day: date | None = None, statuses: Sequence[str] | None = None
+    *,
+    mode: str,
+    day: date | None = None,
+    statuses: Sequence[str] | None = None,
+    attention: str = "",
 ) -> str:
-    """The payout changelist filtered by mode, status(es) and the Lagos day's ``created_at``."""
+    """The payout changelist filtered by mode, status(es), the Lagos day's ``created_at`` and
+    what needs finance (``attention``: ``held`` or ``escalated``)."""
     params: dict[str, str] = {}
+    if attention:
+        params["attention"] = attention
     if statuses:
         if len(statuses) == 1:
             params["status__exact"] = statuses[0]
@@ -217,6 +224,26 @@ def _waiting_sections(board: FinanceDashboard) -> list[dict[str, Any]]:
             "total": board.ambiguous_total,
             "rows": _waiting_rows(board.oldest_ambiguous),
         },
+        {
+            "testid": "dashboard-held-for-fraud",
+            "title": "Held for suspected fraud",
+            "note": "Ambiguous, flagged by the provider or the bank (NIP 34, 35, 63): funds stay "
+            "reserved until finance resolves it with two people; age since flagged.",
+            "since_label": "Flagged",
+            "url": payout_list_url(mode=board.mode, attention="held"),
+            "total": board.held_total,
+            "rows": _waiting_rows(board.oldest_held),
+        },
+        {
+            "testid": "dashboard-escalated",
+            "title": "Unresolved past the requery window (escalated)",
+            "note": "Dispatched or ambiguous with no final answer after "
+            "PAYOUT_REQUERY_ESCALATE_AFTER; still requeried hourly; age since sent.",
+            "since_label": "Sent",
+            "url": payout_list_url(mode=board.mode, attention="escalated"),
+            "total": board.escalated_total,
+            "rows": _waiting_rows(board.oldest_escalated),
+        },
     ]
 
 
@@ -257,6 +284,15 @@ def _exception_rows(
             else "",
         }
         for state in UNRESOLVED_STATES
+    ] + [
+        {
+            "label": "Provider transfer events contradicting a final payout",
+            "count": board.transfer_event_conflicts,
+            "url": f"{reverse('admin:payouts_providertransfereventrecord_changelist')}?"
+            f"{urlencode({'result__exact': 'conflict'})}"
+            if linked
+            else "",
+        }
     ]
 
 

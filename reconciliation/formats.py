@@ -24,6 +24,13 @@ from django.utils.dateparse import parse_datetime
 
 from core.exceptions import ApplicationError
 from core.money import MAX_AMOUNT, minor_units_to_decimal
+from payouts.providers.base import TransferOutcome
+from payouts.providers.outcomes import (
+    NIP_CODE_OUTCOMES,
+    nip_code_outcome,
+    provider_status_outcome,
+    provider_statuses,
+)
 from reconciliation.models import StatementFormat, StatementStatus
 
 MAX_LINES = 200_000
@@ -135,23 +142,27 @@ def statement_datetime(text: str) -> datetime:
 # --- Formats -----------------------------------------------------------------------------------
 
 
+# A statement line is a settled record, so its NIP code reads as a status query's answer
+# (``confirmed_by_requery``: 91 is a failure there). A code that held a transfer for suspected
+# fraud (34, 35, 63) is a decline on a statement: FAILED, so a held payout shows as a status
+# mismatch for finance to resolve. Both tables come from ``payouts.providers.outcomes``.
+STATEMENT_STATUS_OF_OUTCOME: dict[TransferOutcome, StatementStatus] = {
+    TransferOutcome.SUCCESSFUL: StatementStatus.SUCCESSFUL,
+    TransferOutcome.FAILED: StatementStatus.FAILED,
+    TransferOutcome.PENDING: StatementStatus.PENDING,
+    TransferOutcome.HELD: StatementStatus.FAILED,
+}
+
 PAYSTACK_STATUSES = {
-    "success": StatementStatus.SUCCESSFUL,
-    "successful": StatementStatus.SUCCESSFUL,
-    "failed": StatementStatus.FAILED,
-    "reversed": StatementStatus.FAILED,
-    "rejected": StatementStatus.FAILED,
-    "abandoned": StatementStatus.FAILED,
-    "blocked": StatementStatus.FAILED,
-    "pending": StatementStatus.PENDING,
-    "processing": StatementStatus.PENDING,
-    "queued": StatementStatus.PENDING,
-    "received": StatementStatus.PENDING,
-    "otp": StatementStatus.PENDING,
+    **{
+        status: STATEMENT_STATUS_OF_OUTCOME[provider_status_outcome("paystack", status)]
+        for outcome in (TransferOutcome.SUCCESSFUL, TransferOutcome.FAILED, TransferOutcome.PENDING)
+        for status in provider_statuses("paystack", outcome)
+    },
+    "successful": StatementStatus.SUCCESSFUL,  # the dashboard export's word
 }
 
 NIP_STATUSES = {
-    "00": StatementStatus.SUCCESSFUL,
     "successful": StatementStatus.SUCCESSFUL,
     "success": StatementStatus.SUCCESSFUL,
     "approved": StatementStatus.SUCCESSFUL,
@@ -159,43 +170,11 @@ NIP_STATUSES = {
     "reversed": StatementStatus.FAILED,
     "declined": StatementStatus.FAILED,
     "pending": StatementStatus.PENDING,
-    "09": StatementStatus.PENDING,
-    # NIP response codes that mean the credit did not happen.
+    # Codes only NIP outward reports carry (no transfer answer does): the credit did not happen.
+    **dict.fromkeys(("21", "26", "30", "65", "68", "69", "70"), StatementStatus.FAILED),
     **{
-        code: StatementStatus.FAILED
-        for code in (
-            "03",
-            "05",
-            "06",
-            "07",
-            "08",
-            "12",
-            "13",
-            "15",
-            "16",
-            "17",
-            "18",
-            "21",
-            "25",
-            "26",
-            "30",
-            "34",
-            "35",
-            "51",
-            "57",
-            "58",
-            "61",
-            "63",
-            "65",
-            "68",
-            "69",
-            "70",
-            "91",
-            "92",
-            "94",
-            "96",
-            "97",
-        )
+        code: STATEMENT_STATUS_OF_OUTCOME[nip_code_outcome(code, confirmed_by_requery=True)]
+        for code in NIP_CODE_OUTCOMES
     },
 }
 

@@ -11,7 +11,8 @@ from django.db import connection
 
 from config.celery_app import app
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Real tasks run through a worker's connection handling: seconds each.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _backend_pid() -> int:

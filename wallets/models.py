@@ -49,6 +49,13 @@ class Wallet(models.Model):
     low_balance_alerted = models.BooleanField(
         default=False, help_text="An alert was sent and the balance has not recovered since"
     )
+    # Payout approval (``payouts.services.controls.payout_approval_threshold_set``): an API
+    # payout of at least this amount waits for another key's approval; null turns it off.
+    approval_threshold = MoneyField(
+        null=True,
+        blank=True,
+        help_text="API payouts of at least this amount wait for another key's approval",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -70,6 +77,10 @@ class Wallet(models.Model):
             models.CheckConstraint(
                 condition=Q(low_balance_threshold__isnull=True) | Q(low_balance_threshold__gt=0),
                 name="wallet_low_balance_threshold_gt_0",
+            ),
+            models.CheckConstraint(
+                condition=Q(approval_threshold__isnull=True) | Q(approval_threshold__gt=0),
+                name="wallet_approval_threshold_gt_0",
             ),
         ]
 

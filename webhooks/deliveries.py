@@ -8,10 +8,12 @@
   the attempt (and the rest of the chain) goes to the new URL, recorded on the attempt; if the
   merchant removed it, the chain ends ``failed`` ("webhook URL removed by the merchant") and
   nothing more is sent.
-* The body is ``Event.body`` byte for byte, on every attempt and every resend. When the merchant
-  has a webhook secret for the mode, ``X-Webhook-Signature`` is the lowercase hex
-  HMAC-SHA512 of that body keyed with the secret (read at send time, so a rotated secret signs
-  the next attempt). Without a secret the header is omitted.
+* The body is ``Event.body`` byte for byte, on every attempt and every resend. Every attempt
+  carries the Standard Webhooks headers (``webhook-id``: the event id; ``webhook-timestamp``:
+  the attempt's time; ``webhook-signature``) and the older ``X-Webhook-Signature``, computed by
+  ``webhooks.signing`` with the merchant's secrets for the mode as they are at send time (so a
+  rotated secret signs the next attempt, and the previous one beside it during the rotation
+  overlap). Without a secret the signature headers are omitted.
 * One attempt (connect, send, every read) ends by ``WEBHOOK_DELIVERY_DEADLINE_SECONDS`` of wall
   time, however slowly the receiver answers (``webhooks.posting``); an attempt without a status
   line and headers by then is a timeout.
@@ -54,7 +56,6 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from core.exceptions import ConflictError
-from core.signing import hmac_sha512_hex_compute
 from merchants.models import WebhookSettings
 from webhooks import tasks
 from webhooks.models import (
@@ -65,10 +66,10 @@ from webhooks.models import (
     WebhookDeliveryAttempt,
 )
 from webhooks.posting import PostResult, webhook_post
+from webhooks.signing import SigningSecrets, webhook_signature_headers
 
 logger = logging.getLogger(__name__)
 
-SIGNATURE_HEADER = "X-Webhook-Signature"
 USER_AGENT = "MerchantPayments-Webhooks/1.0"
 GAVE_UP_ERROR = "retry window ended: no further attempt"
 URL_REMOVED_ERROR = "webhook URL removed by the merchant"
@@ -82,11 +83,6 @@ _random = secrets.SystemRandom()
 
 
 # --- signature and schedule ---------------------------------------------------------------------
-
-
-def webhook_signature_compute(body: bytes, *, secret: str) -> str:
-    """Lowercase hex HMAC-SHA512 of the raw body, keyed with the merchant's webhook secret."""
-    return hmac_sha512_hex_compute(body, secret=secret)
 
 
 def retry_delay_seconds(*, failed_attempts: int, jitter: float | None = None) -> float:
@@ -261,16 +257,20 @@ def event_resend_to_current_urls(*, event: Event) -> list[WebhookDelivery]:
 # --- sending -----------------------------------------------------------------------------------
 
 
-def webhook_headers(*, event: Event, secret: str) -> dict[str, str]:
-    headers = {
+def webhook_headers(
+    *, event_id: str, event_type: str, body: bytes, secrets: SigningSecrets, sent_at: datetime
+) -> dict[str, str]:
+    """Every header of one request: the event's type and id, and its signatures
+    (``webhooks.signing``) with ``sent_at`` as ``webhook-timestamp``."""
+    return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        "X-Webhook-Event": event.event_type,
-        "X-Webhook-Event-Id": event.event_id,
+        "X-Webhook-Event": event_type,
+        "X-Webhook-Event-Id": event_id,
+        **webhook_signature_headers(
+            message_id=event_id, timestamp=int(sent_at.timestamp()), body=body, secrets=secrets
+        ),
     }
-    if secret:
-        headers[SIGNATURE_HEADER] = webhook_signature_compute(event.body_bytes, secret=secret)
-    return headers
 
 
 @dataclass(frozen=True)
@@ -292,7 +292,7 @@ class DeliveryDeferred:
 @dataclass(frozen=True)
 class _Claim:
     delivery: WebhookDelivery
-    secret: str
+    secrets: SigningSecrets
 
 
 def _delivery_end(*, delivery: WebhookDelivery, reason: str) -> None:
@@ -342,7 +342,7 @@ def _delivery_claim(
     *, delivery_id: int, now: datetime, deferrals: int = 0
 ) -> _Claim | DeliveryDeferred | None:
     """The due pending delivery, leased to this sender until the claim time runs out or
-    ``give_up_at`` comes, whichever is first, with the merchant's current webhook secret;
+    ``give_up_at`` comes, whichever is first, with the merchant's signing secrets;
     ``None`` when not due or taken, or when the chain ends here (``give_up_at`` has come; a
     webhook-URL chain whose URL the merchant removed). A webhook-URL chain takes the merchant's
     current URL. Deferred when the merchant has its cap of attempts in flight."""
@@ -392,7 +392,7 @@ def _delivery_claim(
     delivery.next_attempt_at = lease_end
     delivery.claimed_until = lease_end
     delivery.save(update_fields=["next_attempt_at", "claimed_until", "url", "updated_at"])
-    return _Claim(delivery=delivery, secret=hooks.secret if hooks is not None else "")
+    return _Claim(delivery=delivery, secrets=SigningSecrets.of(hooks, now=now))
 
 
 @transaction.atomic
@@ -444,11 +444,15 @@ def webhook_delivery_attempt(
         return claim
     claimed = claim.delivery
     event = claimed.event
-    result = webhook_post(
-        url=claimed.url,
-        body=event.body_bytes,
-        headers=webhook_headers(event=event, secret=claim.secret),
+    body = event.body_bytes
+    headers = webhook_headers(
+        event_id=event.event_id,
+        event_type=event.event_type,
+        body=body,
+        secrets=claim.secrets,
+        sent_at=now or timezone.now(),
     )
+    result = webhook_post(url=claimed.url, body=body, headers=headers)
     recorded = _attempt_record(
         delivery_id=claimed.pk, url=claimed.url, result=result, now=now or timezone.now()
     )

@@ -34,7 +34,7 @@ def event_timestamp(value: datetime | None) -> str | None:
     return timestamp_representation(value)
 
 
-def _event_id_generate() -> str:
+def event_id_generate() -> str:
     return EVENT_ID_PREFIX + secrets.token_hex(12)
 
 
@@ -65,7 +65,7 @@ class EventSpec:
 
 
 def _event_build(spec: EventSpec, *, created_at: datetime) -> Event:
-    event_id = _event_id_generate()
+    event_id = event_id_generate()
     return Event(
         event_id=event_id,
         event_type=spec.event_type,

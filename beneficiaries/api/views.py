@@ -28,6 +28,7 @@ from core.api.base import MerchantApi
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
 from core.api.responses import EnvelopeResponse, envelope_example, page_example, page_response
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 
 CREATED_MESSAGE = "Beneficiary saved"
 EXISTING_MESSAGE = "Beneficiary already saved"
@@ -47,6 +48,7 @@ class BeneficiaryListCreateApi(MerchantApi):
     """Save (POST) and list (GET) the merchant's beneficiaries of the key's mode."""
 
     openapi_tag = ApiTag.BENEFICIARIES
+    required_scopes = {"GET": Scope.READ, "POST": Scope.BENEFICIARIES_WRITE}
 
     error_statuses = (503,)
 
@@ -150,6 +152,7 @@ class BeneficiaryDetailApi(MerchantApi):
     other mode's or a deleted one."""
 
     openapi_tag = ApiTag.BENEFICIARIES
+    required_scopes = {"GET": Scope.READ, "DELETE": Scope.BENEFICIARIES_WRITE}
 
     error_statuses = (404,)
 

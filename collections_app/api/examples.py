@@ -146,9 +146,28 @@ PAYSTACK_WEBHOOK_EXAMPLES = [
         },
         "Only event and data.reference are read; the outcome comes from Paystack's verify call.",
     ),
+    request_example(
+        "transfer.success",
+        {
+            "event": "transfer.success",
+            "data": {
+                "id": 37272792,
+                "reference": "po_20261127_68d7b8360bd058ef405e",
+                "transfer_code": "TRF_wpl1dem4967avzm",
+                "amount": 200000,
+                "currency": "NGN",
+                "domain": "live",
+                "status": "success",
+                "session": {"provider": "nip", "id": "000013231127090000123456789012"},
+            },
+        },
+        "A live payout's transfer event: applied once per event (its name and data.id), in "
+        "any order; amount and currency must agree with the payout's.",
+    ),
     response_example(
         "Processed",
         {"reference": REFERENCE, "payment_status": "paid"},
         "Event processed",
     ),
+    response_example("Transfer event applied", None, "Transfer event applied"),
 ]

@@ -13,7 +13,13 @@ from rest_framework import serializers
 
 from collections_app.models import Channel, CollectionTransaction, PaymentStatus, PaymentType
 from collections_app.services import CONFIRMATION_OUTCOMES, CustomerInfo, SubaccountAmount
-from core.api.fields import AmountField, MoneyField, StrictCharField, StrictSerializer
+from core.api.fields import (
+    AmountField,
+    MoneyField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from core.money import MAX_AMOUNT
 from payment_items.api.serializers import PaymentItemDetailOutputSerializer
 
@@ -60,18 +66,6 @@ class PaymentItemIdField(serializers.Field):
 
     def to_representation(self, value: int) -> str:
         return str(value)
-
-
-@extend_schema_field(OpenApiTypes.INT)
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer only (no strings, booleans or fractions)."""
-
-    default_error_messages = {"invalid": "must be an integer"}
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 @extend_schema_field(OpenApiTypes.NUMBER)

@@ -42,6 +42,7 @@ from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from merchants.models import Mode
+from merchants.scopes import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ PAYSTACK_CHARGE_EVENTS = frozenset({"charge.success", "charge.failed"})
 
 class TransactionInitializeApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"POST": Scope.COLLECTIONS_WRITE}
     error_statuses = (409, 503)
 
     @extend_schema(
@@ -87,6 +89,7 @@ class TransactionInitializeApi(ForbiddenMerchantApi):
 
 class TransactionStatusApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="transactions_check_status",
@@ -114,6 +117,7 @@ class TransactionStatusApi(ForbiddenMerchantApi):
 
 class TransactionSearchApi(ForbiddenMerchantApi):
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -143,6 +147,7 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
     """Test mode only: settles a pending transaction as a provider confirmation would."""
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -197,7 +202,7 @@ class PaystackWebhookApi(APIView):
     call), so redelivered events change nothing. Unknown references and other events answer
     200 so Paystack stops resending them; a failed verify answers 503 so it tries again. Events
     other than charges go to ``collections_app.signals.paystack_event_received`` first (refunds
-    apply ``refund.*`` there; data null, the message says what was done).
+    apply ``refund.*`` there, payouts ``transfer.*``; data null, the message says what was done).
     """
 
     authentication_classes: list = []
@@ -218,7 +223,10 @@ class PaystackWebhookApi(APIView):
             "references answer 200 with data null so Paystack stops resending; a failed verify "
             "answers 503 so Paystack tries again. Refund events (refund.processed, "
             "refund.failed, refund.pending, refund.processing) are hints too: the refunds of "
-            "that live transaction still pending are asked about at once (data null)."
+            "that live transaction still pending are asked about at once (data null). "
+            "Transfer events (transfer.success, transfer.failed, transfer.reversed) settle the "
+            "live payout they name, once per event and in any order (data null; the message "
+            "says applied, duplicate, stale, unknown_reference or conflict)."
         ),
         request={"application/json": {"type": "object"}},
         responses={

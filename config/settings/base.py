@@ -257,7 +257,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["merchants.authentication.SecretKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.api.permissions.KeyScopePermission"],
     "EXCEPTION_HANDLER": "core.api.exceptions.envelope_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.EnvelopeAutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -268,6 +268,7 @@ REST_FRAMEWORK = {
         "name_enquiry": env.str("THROTTLE_RATE_NAME_ENQUIRY", default="60/min"),
         "event_resend": env.str("THROTTLE_RATE_EVENT_RESEND", default="30/min"),
         "payout_bulk": env.str("THROTTLE_RATE_PAYOUT_BULK", default="30/min"),
+        "webhook_test": env.str("THROTTLE_RATE_WEBHOOK_TEST", default="10/min"),
     },
     "COERCE_DECIMAL_TO_STRING": True,
 }
@@ -279,7 +280,10 @@ SPECTACULAR_SETTINGS = {
         "from your customers by card or bank transfer.\n\n"
         "**Authentication**: every route takes your secret key as `Authorization: Bearer "
         "<key>`. A test key (`sk_test_…`) works on the test wallet and moves no real money; a "
-        "live key (`sk_live_…`) works on the live wallet. Each sees only its own mode's data.\n\n"
+        "live key (`sk_live_…`) works on the live wallet. Each sees only its own mode's data. "
+        "A restricted key (`rk_test_…`, `rk_live_…`, made on the Keys routes) holds only the "
+        "scopes it was given: each operation names its scope (`x-required-scope`), and a key "
+        "without it gets 403 naming the scope.\n\n"
         "**Answers**: every JSON answer is the envelope `{status, message, data, statusCode}`: "
         "`status` true with `data` on success, false with `data` null and a `message` naming "
         "the field on error. Payment-item routes answer an authentication failure with "
@@ -404,9 +408,6 @@ os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_MULTIPROC_DIR
 
 # --- Domain settings ------------------------------------------------------------------------
 CALLBACK_URL_ALLOW_PRIVATE = env.bool("CALLBACK_URL_ALLOW_PRIVATE", default=False)
-PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(
-    seconds=env.int("PAYOUT_AMBIGUOUS_REQUERY_DELAY_SECONDS", default=300)
-)
 # Payouts: providers per mode, dispatch and requery timing (see payouts/services.py).
 PAYOUT_PROVIDER_BY_MODE = {
     "test": env.str("PAYOUT_PROVIDER_TEST", default="sandbox"),
@@ -429,11 +430,22 @@ PAYOUT_SANDBOX_SLOW_SECONDS = min(env.float("PAYOUT_SANDBOX_SLOW_SECONDS", defau
 # A payout returned by the beneficiary's bank after success gives back its principal; its fee
 # too only when this is on (the transfer was made, so by default the fee is kept).
 PAYOUT_RETURN_REFUNDS_FEE = env.bool("PAYOUT_RETURN_REFUNDS_FEE", default=False)
-PAYOUT_REQUERY_MAX_INTERVAL = timedelta(
-    seconds=env.int("PAYOUT_REQUERY_MAX_INTERVAL_SECONDS", default=6 * 3600)
+# The requery schedule of a dispatched or ambiguous payout (payouts/services/timing.py): the
+# delay before each requery, the last repeating; the first is jittered up to
+# PAYOUT_REQUERY_FIRST_JITTER; unresolved past PAYOUT_REQUERY_ESCALATE_AFTER it is escalated.
+PAYOUT_REQUERY_SCHEDULE = [
+    timedelta(seconds=step)
+    for step in env.list(
+        "PAYOUT_REQUERY_SCHEDULE_SECONDS", cast=int, default=[60, 180, 600, 1800, 3600]
+    )
+]
+if not PAYOUT_REQUERY_SCHEDULE or min(PAYOUT_REQUERY_SCHEDULE) <= timedelta(0):
+    raise ImproperlyConfigured("PAYOUT_REQUERY_SCHEDULE_SECONDS must be positive delays.")
+PAYOUT_REQUERY_FIRST_JITTER = timedelta(
+    seconds=env.int("PAYOUT_REQUERY_FIRST_JITTER_SECONDS", default=30)
 )
-PAYOUT_DISPATCHED_REQUERY_AFTER = timedelta(
-    seconds=env.int("PAYOUT_DISPATCHED_REQUERY_AFTER_SECONDS", default=300)
+PAYOUT_REQUERY_ESCALATE_AFTER = timedelta(
+    seconds=env.int("PAYOUT_REQUERY_ESCALATE_AFTER_SECONDS", default=24 * 3600)
 )
 PAYOUT_DISPATCH_STUCK_AFTER = timedelta(
     seconds=env.int("PAYOUT_DISPATCH_STUCK_AFTER_SECONDS", default=120)
@@ -456,11 +468,22 @@ CELERY_BEAT_SCHEDULE["payouts-dispatch-round"] = {
 }
 CELERY_BEAT_SCHEDULE["payouts-requery-ambiguous"] = {
     "task": "payouts.tasks.payouts_requery_due_task",
-    "schedule": timedelta(seconds=env.int("PAYOUT_REQUERY_SWEEP_SECONDS", default=60)),
+    # Often enough for the schedule's first step (60-90 s): due payouts wait at most this long.
+    "schedule": timedelta(seconds=env.int("PAYOUT_REQUERY_SWEEP_SECONDS", default=10)),
 }
 CELERY_BEAT_SCHEDULE["payouts-dispatch-stuck"] = {
     "task": "payouts.tasks.payouts_dispatch_stuck_task",
     "schedule": timedelta(seconds=env.int("PAYOUT_DISPATCH_SWEEP_SECONDS", default=60)),
+}
+# The merchant's payout controls: a payout awaiting approval longer than this is cancelled
+# (beat checks every PAYOUT_APPROVAL_SWEEP_SECONDS); a payout is scheduled at most this far ahead.
+PAYOUT_APPROVAL_EXPIRES_AFTER = timedelta(
+    seconds=env.int("PAYOUT_APPROVAL_EXPIRES_AFTER_SECONDS", default=24 * 3600)
+)
+PAYOUT_SCHEDULE_MAX_AHEAD = timedelta(days=env.int("PAYOUT_SCHEDULE_MAX_AHEAD_DAYS", default=30))
+CELERY_BEAT_SCHEDULE["payouts-approval-expiry"] = {
+    "task": "payouts.tasks.payouts_approval_expire_task",
+    "schedule": timedelta(seconds=env.int("PAYOUT_APPROVAL_SWEEP_SECONDS", default=60)),
 }
 # The payout list's per-day counts: on PostgreSQL every payout write appends a count change;
 # beat folds them in this often, so a total sums few (it is exact whenever it runs).
@@ -577,6 +600,11 @@ if WEBHOOK_DELIVERY_DEFER_SECONDS <= 0:
 WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS = env.int(
     "WEBHOOK_TASK_RETRY_MAX_COUNTDOWN_SECONDS", default=240
 )
+# A rotated webhook secret keeps signing beside the new one for this long (0 to 72 hours),
+# unless the rotation gives its own overlap.
+WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS", default=24)
+if not 0 <= WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS <= 72:
+    raise ImproperlyConfigured("WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS must be between 0 and 72.")
 CELERY_BEAT_SCHEDULE["collections-webhook-deliveries-due"] = {
     "task": "webhooks.tasks.webhook_deliveries_sweep_task",
     "schedule": timedelta(seconds=env.int("WEBHOOK_SWEEP_SECONDS", default=30)),
@@ -597,6 +625,14 @@ REFERENCE_DATA_LOCAL_SECONDS = env.float("REFERENCE_DATA_LOCAL_SECONDS", default
 PAYSTACK_BASE_URL = env.str("PAYSTACK_BASE_URL", default="https://api.paystack.co").rstrip("/")
 PAYSTACK_SECRET_KEY = env.str("PAYSTACK_SECRET_KEY", default="")
 PAYSTACK_TIMEOUT_SECONDS = env.float("PAYSTACK_TIMEOUT_SECONDS", default=5.0)
+# Flutterwave (a live payout provider: PAYOUT_PROVIDER_LIVE=flutterwave). The webhook hash is the
+# "secret hash" set in Flutterwave's dashboard, sent back in each webhook's verif-hash header.
+FLUTTERWAVE_BASE_URL = env.str(
+    "FLUTTERWAVE_BASE_URL", default="https://api.flutterwave.com/v3"
+).rstrip("/")
+FLUTTERWAVE_SECRET_KEY = env.str("FLUTTERWAVE_SECRET_KEY", default="")
+FLUTTERWAVE_TIMEOUT_SECONDS = env.float("FLUTTERWAVE_TIMEOUT_SECONDS", default=10.0)
+FLUTTERWAVE_WEBHOOK_HASH = env.str("FLUTTERWAVE_WEBHOOK_HASH", default="")
 NAME_ENQUIRY_PROVIDERS = {
     "test": env.str(
         "NAME_ENQUIRY_PROVIDER_TEST", default="wallets.providers.sandbox.SandboxNameEnquiryProvider"

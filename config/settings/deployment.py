@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from core.crypto import KEY_GENERATE_HINT, encryption_keys_parse, encryption_keys_problem
 
 PAYSTACK = "paystack"
+FLUTTERWAVE = "flutterwave"
 # setting holding the providers per mode -> the variable choosing the live one
 LIVE_PROVIDER_SETTINGS = {
     "PAYOUT_PROVIDER_BY_MODE": "PAYOUT_PROVIDER_LIVE",
@@ -51,3 +52,22 @@ def deployment_settings_check(settings: Mapping[str, Any]) -> None:
                     f"({variable}) is {PAYSTACK}; set PAYSTACK_SECRET_KEY, or choose another "
                     f"live provider with {variable} (or DEBUG=1 locally)."
                 )
+    live_payouts = (settings.get("PAYOUT_PROVIDER_BY_MODE") or {}).get("live")
+    if live_payouts == FLUTTERWAVE:
+        for variable in ("FLUTTERWAVE_SECRET_KEY", "FLUTTERWAVE_WEBHOOK_HASH"):
+            if not str(settings.get(variable) or "").strip():
+                raise ImproperlyConfigured(
+                    f"{variable} is not set but the live payout provider (PAYOUT_PROVIDER_LIVE) "
+                    f"is {FLUTTERWAVE}; set {variable}, or choose another live provider with "
+                    "PAYOUT_PROVIDER_LIVE (or DEBUG=1 locally)."
+                )
+    live_name_enquiry = str((settings.get("NAME_ENQUIRY_PROVIDERS") or {}).get("live") or "")
+    if (
+        FLUTTERWAVE in live_name_enquiry.lower()
+        and not str(settings.get("FLUTTERWAVE_SECRET_KEY") or "").strip()
+    ):
+        raise ImproperlyConfigured(
+            "FLUTTERWAVE_SECRET_KEY is not set but the live name-enquiry provider "
+            "(NAME_ENQUIRY_PROVIDER_LIVE) is Flutterwave's; set FLUTTERWAVE_SECRET_KEY, or "
+            "choose another with NAME_ENQUIRY_PROVIDER_LIVE (or DEBUG=1 locally)."
+        )

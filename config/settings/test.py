@@ -24,3 +24,12 @@ AXES_ENABLED = False
 # refusal would be sent to it again. Tests of routing and failover set this themselves.
 PAYOUT_FAILOVER_PROVIDERS_BY_MODE = {"test": [], "live": []}
 PAYOUT_SANDBOX_SLOW_SECONDS = 0.0
+# Each pytest-xdist worker counts its own /metrics: the multiprocess files of one worker's
+# requests never show up in another worker's scrape.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER and "METRICS_MULTIPROC_DIR" not in os.environ:
+    from config.settings.base import METRICS_MULTIPROC_DIR as _BASE_METRICS_DIR  # noqa: E402
+
+    METRICS_MULTIPROC_DIR = os.path.join(_BASE_METRICS_DIR, _XDIST_WORKER)
+    os.makedirs(METRICS_MULTIPROC_DIR, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_MULTIPROC_DIR

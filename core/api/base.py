@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -22,6 +23,9 @@ class MerchantApi(APIView):
 
     auth_error_style = AuthErrorStyle.UNAUTHORIZED
     parser_classes = [StrictJSONParser]
+    # The scope each HTTP method needs (``core.api.permissions.KeyScopePermission``, applied to
+    # every view by default); every route sets its own: a view declaring none answers no key.
+    required_scopes: ClassVar[Mapping[str, str]] = {}
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -33,9 +37,29 @@ class MerchantApi(APIView):
         return request.user
 
     @staticmethod
+    def calling_key(request: Request) -> Any:
+        """The key that authenticated this request (``merchants.models.SecretKey``, secret or
+        restricted)."""
+        auth: Any = request.auth
+        return auth.key
+
+    @staticmethod
+    def key_id(request: Request) -> int:
+        """The id of the key that authenticated this request: what a service records as the key
+        that acted (for example, to tell the key that approves from the key that created)."""
+        auth: Any = request.auth
+        return int(auth.pk)
+
+    @staticmethod
     def mode(request: Request) -> str:
         auth: Any = request.auth  # merchants' SecretKey (core imports no app)
         return auth.mode
+
+    @staticmethod
+    def actor(request: Request) -> str:
+        """Who acted, for an audit record: the merchant and the key's visible prefix."""
+        auth: Any = request.auth
+        return f"merchant {request.user.pk} key {auth.key.prefix}…"
 
     @staticmethod
     def wallet(request: Request) -> Any:

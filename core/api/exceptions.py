@@ -33,13 +33,16 @@ def _envelope_response(
     return response
 
 
+def _forbidden_bare_response(message: str) -> Response:
+    """The payment-item routes' 403: ``{message, error, statusCode}`` only."""
+    response = Response({"message": message, "error": "Forbidden", "statusCode": 403}, status=403)
+    response.envelope_ready = True  # type: ignore[attr-defined]  # as above
+    return response
+
+
 def auth_failure_response(style: AuthErrorStyle) -> Response:
     if style == AuthErrorStyle.FORBIDDEN_BARE:
-        response = Response(
-            {"message": FORBIDDEN_MESSAGE, "error": "Forbidden", "statusCode": 403}, status=403
-        )
-        response.envelope_ready = True  # type: ignore[attr-defined]  # as above
-        return response
+        return _forbidden_bare_response(FORBIDDEN_MESSAGE)
     if style == AuthErrorStyle.FORBIDDEN:
         return _envelope_response(FORBIDDEN_MESSAGE, 403)
     return _envelope_response(UNAUTHORIZED_MESSAGE, 401, {"WWW-Authenticate": 'Bearer realm="api"'})
@@ -83,6 +86,12 @@ def envelope_exception_handler(exc: Exception, context: dict[str, Any]) -> Respo
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         style = getattr(view, "auth_error_style", AuthErrorStyle.UNAUTHORIZED)
         return auth_failure_response(style)
+
+    if isinstance(exc, drf_exceptions.PermissionDenied) and (
+        getattr(view, "auth_error_style", None) == AuthErrorStyle.FORBIDDEN_BARE
+    ):
+        # A key lacking a route's scope, on a route whose every 403 is the bare shape.
+        return _forbidden_bare_response(str(exc.detail))
 
     if isinstance(exc, ApplicationError):
         return _envelope_response(exc.message, exc.status, exc.headers)

@@ -69,6 +69,18 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(OpenApiTypes.INT)
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only (no strings, booleans or fractions)."""
+
+    default_error_messages = {"invalid": "must be an integer"}
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects fields the route does not accept, naming them."""
 

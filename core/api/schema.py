@@ -8,6 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.openapi import AutoSchema
 
 from core.api.auth_styles import AuthErrorStyle
+from core.api.permissions import required_scope
 from core.api.schema_components import ApiTag
 
 ERROR_ENVELOPE_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
@@ -52,7 +53,9 @@ class EnvelopeAutoSchema(AutoSchema):
     """Wraps 2xx JSON bodies in ``{status, message, data, statusCode}`` and adds error bodies.
 
     Views may set ``error_statuses`` (for example ``(404, 409)``) beyond the defaults. Every
-    view under ``/api/v1/`` names its part of the API with ``openapi_tag`` (an ``ApiTag``).
+    view under ``/api/v1/`` names its part of the API with ``openapi_tag`` (an ``ApiTag``). The
+    scope a route's method needs (``required_scopes``) is shown as ``x-required-scope``, in the
+    description, and by a 403 answer.
     """
 
     _examples_are_whole_answers = False
@@ -97,8 +100,16 @@ class EnvelopeAutoSchema(AutoSchema):
             if json_body is not None:
                 json_body["schema"] = _envelope(json_body.get("schema"))
         style = getattr(self.view, "auth_error_style", AuthErrorStyle.UNAUTHORIZED)
+        scope = required_scope(self.view, self.method)
+        if scope is not None:
+            operation["x-required-scope"] = str(scope)
+            needs = f"Needs a key holding the scope `{scope}` (403 names the scope otherwise)."
+            description = operation.get("description", "")
+            operation["description"] = f"{description}\n\n{needs}" if description else needs
         if style == AuthErrorStyle.UNAUTHORIZED:
             responses.setdefault("401", _error_response(401, ERROR_ENVELOPE_REF))
+            if scope is not None:
+                responses.setdefault("403", _error_response(403, ERROR_ENVELOPE_REF))
         elif style == AuthErrorStyle.FORBIDDEN:
             responses.setdefault("403", _error_response(403, ERROR_ENVELOPE_REF))
         else:

@@ -16,7 +16,9 @@ class ApiTag(StrEnum):
     COLLECTIONS = "Collections"
     SETTLEMENTS = "Settlements"
     EVENTS = "Events"
+    WEBHOOK_SETTINGS = "Webhook settings"
     TEST_HELPERS = "Test helpers"
+    KEYS = "Keys"
     PROVIDER_WEBHOOKS = "Provider webhooks"
 
 
@@ -60,9 +62,21 @@ _TAG_DESCRIPTIONS: dict[ApiTag, str] = {
         "Every webhook event sent to your server, with its delivery attempts; fetch one or "
         "send it again to your current webhook URL."
     ),
+    ApiTag.WEBHOOK_SETTINGS: (
+        "Your webhook URL and signing secret for the key's mode: read them (never the "
+        "secret), set the URL, rotate the secret (the previous one keeps signing beside the "
+        "new one for an overlap) and send a signed test ping."
+    ),
     ApiTag.TEST_HELPERS: (
-        "Test mode only (a test secret key): fund the test wallet, complete a collection, "
-        "make a bank return a successful payout. A live key gets 404 on these routes."
+        "Test mode only (a test key holding test_helpers:write): fund the test wallet, "
+        "complete a collection, make a bank return a successful payout. A live key gets 404 on "
+        "these routes."
+    ),
+    ApiTag.KEYS: (
+        "The merchant's own keys, of the calling key's mode: roll the secret key (the old one "
+        "answers until the expiry the roll gives it), create restricted keys holding only the "
+        "scopes they name, list and revoke them. Every route needs keys:write; every other "
+        "route needs the scope shown as x-required-scope (a key without it gets 403 naming it)."
     ),
     ApiTag.PROVIDER_WEBHOOKS: (
         "Routes the payment providers call (signed by them, not by a merchant key): wallet "

@@ -131,7 +131,10 @@ class SecretKeyRateThrottle(SimpleRateThrottle):
         return float(max(1, math.ceil(self.retry_after)))
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
-        secret_key = request.auth
-        if secret_key is None or not hasattr(secret_key, "pk"):
+        """One budget per merchant and mode, shared by all its keys (the secret key, a rolled
+        one still answering, restricted ones): more keys never buy more requests."""
+        key: Any = request.auth
+        merchant = getattr(key, "merchant", None)
+        if key is None or merchant is None or not hasattr(key, "mode"):
             return None  # unauthenticated requests are refused before they cost anything
-        return f"throttle:{self.scope}:{secret_key.pk}"
+        return f"throttle:{self.scope}:{merchant.pk}:{key.mode}"

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from core.api.base import PaymentItemMerchantApi
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from payment_items.api import examples
 from payment_items.api.serializers import (
     PaymentItemDetailOutputSerializer,
@@ -18,6 +19,7 @@ from payment_items.selectors import payment_item_get, payment_item_list
 
 class PaymentItemListApi(PaymentItemMerchantApi):
     openapi_tag = ApiTag.PAYMENT_ITEMS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="payment_items_list",
@@ -41,6 +43,7 @@ class PaymentItemListApi(PaymentItemMerchantApi):
 
 class PaymentItemDetailApi(PaymentItemMerchantApi):
     openapi_tag = ApiTag.PAYMENT_ITEMS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(

@@ -31,6 +31,8 @@ PAYOUT_EXAMPLE: dict[str, Any] = {
     "created_at": "2026-03-02T09:15:04.118000+01:00",
     "completed_at": None,
     "updated_at": "2026-03-02T09:15:04.118000+01:00",
+    "approval": {"required": False, "status": "not_required", "approved_at": None},
+    "scheduled_for": None,
 }
 PAYOUT_SUCCESSFUL_EXAMPLE: dict[str, Any] = {
     **PAYOUT_EXAMPLE,
@@ -286,4 +288,131 @@ BULK_DETAIL_EXAMPLES = [
         },
         "Payout batch retrieved successfully",
     )
+]
+
+
+# --- The merchant's controls (extension) --------------------------------------------------------
+
+PAYOUT_PENDING_APPROVAL_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_EXAMPLE,
+    "id": 1207,
+    "internal_reference": "po_20260302_7c1d2e3f4a5b6c7d8e9f",
+    "idempotency_key": "supplier-2026-03-okafor",
+    "amount": "750000.00",
+    "fee_amount": "50.00",
+    "total_debit_amount": "750050.00",
+    "narration": "Invoice 2026-0311",
+    "approval": {"required": True, "status": "pending", "approved_at": None},
+    "scheduled_for": "2026-03-03T09:00:00+01:00",
+}
+PAYOUT_APPROVED_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_PENDING_APPROVAL_EXAMPLE,
+    "approval": {
+        "required": True,
+        "status": "approved",
+        "approved_at": "2026-03-02T10:02:11.502000+01:00",
+    },
+    "updated_at": "2026-03-02T10:02:11.502000+01:00",
+}
+PAYOUT_CANCELLED_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_PENDING_APPROVAL_EXAMPLE,
+    "status": "failed",
+    "error_message": "Cancelled by the merchant",
+    "approval": {"required": True, "status": "cancelled", "approved_at": None},
+    "completed_at": "2026-03-02T10:05:40.220000+01:00",
+    "updated_at": "2026-03-02T10:05:40.220000+01:00",
+}
+
+
+def create_held_examples() -> list[OpenApiExample]:
+    """The create's request examples of the merchant's controls (extension)."""
+    return [
+        request_example(
+            "Scheduled for later",
+            {
+                "account_number": "0123456789",
+                "bank_code": "058",
+                "amount": "750000",
+                "narration": "Invoice 2026-0311",
+                "idempotency_key": "supplier-2026-03-okafor",
+                "scheduled_for": "2026-03-03T09:00:00",
+            },
+            "Sent at 09:00 Lagos time the next day (no offset: Lagos time). At or above the "
+            "wallet's approval threshold it also waits for another key's approval.",
+        ),
+    ]
+
+
+def approval_settings_examples(retrieved_message: str, updated_message: str) -> dict[str, Any]:
+    on = {"approval_threshold": "500000.00", "approval_expires_after_seconds": 86400}
+    off = {"approval_threshold": None, "approval_expires_after_seconds": 86400}
+    return {
+        "get": [
+            response_example("Approval from NGN 500,000", on, retrieved_message),
+            response_example("No approval", off, retrieved_message),
+        ],
+        "put": [
+            request_example("Approval from NGN 500,000", {"approval_threshold": "500000.00"}),
+            request_example("Turn approval off", {"approval_threshold": None}),
+            response_example("Approval from NGN 500,000", on, updated_message),
+            response_example("No approval", off, updated_message),
+        ],
+    }
+
+
+def approve_examples(approved_message: str) -> list[OpenApiExample]:
+    return [
+        response_example(
+            "Approved, waits for its time",
+            PAYOUT_APPROVED_EXAMPLE,
+            approved_message,
+            description="Approved with a second key; sent at scheduled_for (or at once when "
+            "it has none).",
+        )
+    ]
+
+
+def cancel_examples(cancelled_message: str) -> list[OpenApiExample]:
+    return [
+        response_example(
+            "Cancelled, funds released",
+            PAYOUT_CANCELLED_EXAMPLE,
+            cancelled_message,
+            description="The total debit is back in the available balance; payout.failed is sent.",
+        )
+    ]
+
+
+FLUTTERWAVE_WEBHOOK_EXAMPLES = [
+    request_example(
+        "transfer.completed",
+        {
+            "event": "transfer.completed",
+            "event.type": "Transfer",
+            "data": {
+                "id": 33286,
+                "account_number": "0123456789",
+                "bank_name": "GUARANTY TRUST BANK",
+                "bank_code": "058",
+                "fullname": "SALAMI NGOZI UCHE",
+                "currency": "NGN",
+                "debit_currency": "NGN",
+                "amount": 50000,
+                "fee": 26.875,
+                "status": "SUCCESSFUL",
+                "reference": PAYOUT_EXAMPLE["internal_reference"],
+                "narration": "March salary",
+                "complete_message": "Successful",
+                "requires_approval": 0,
+                "is_approved": 1,
+            },
+        },
+        "Sent with the verif-hash header. The status applied is the one Flutterwave's read of "
+        "the transfer by data.reference confirms.",
+    ),
+    response_example(
+        "Applied",
+        {"reference": PAYOUT_EXAMPLE["internal_reference"], "status": "successful"},
+        "Transfer event applied",
+    ),
 ]

@@ -20,7 +20,13 @@ from core.api.fields import (
 from core.api.list_filters import DateRangeParamsSerializer, status_param_field
 from core.exceptions import ApplicationError
 from core.money import CURRENCY_NGN, format_amount
-from payouts.models import AttemptOutcome, PayoutBatchItemResult, PayoutBatchStatus, PayoutStatus
+from payouts.models import (
+    AttemptOutcome,
+    PayoutApprovalStatus,
+    PayoutBatchItemResult,
+    PayoutBatchStatus,
+    PayoutStatus,
+)
 from payouts.selectors import MAX_DATABASE_ID, payout_attempt_list
 from payouts.services import BATCH_MAX_ITEMS, PayoutBatchItem
 
@@ -90,6 +96,14 @@ class PayoutCreateInputSerializer(StrictSerializer):
         required=False, allow_null=True, allow_blank=True, max_length=255, default=None
     )
     idempotency_key = StrictCharField(max_length=175, trim_whitespace=False)
+    scheduled_for = IsoDateTimeParamField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Extension: send the payout at this instant (ISO 8601; without an offset it is "
+        "Lagos time, UTC+01:00), in the future and at most 30 days ahead. The funds are reserved "
+        "now; until then the payout stays reserved and may be cancelled",
+    )
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
@@ -269,6 +283,30 @@ class BeneficiaryOutputSerializer(serializers.Serializer):
     bank_name = serializers.CharField()
 
 
+class PayoutApprovalOutputSerializer(serializers.Serializer):
+    """Extension: whether the payout waits for another key's approval."""
+
+    # DRF's metaclass takes declared fields out of the class, so ``Field.required`` stays a bool.
+    required = serializers.BooleanField(  # type: ignore[assignment]
+        help_text="the payout was at or above the wallet's approval threshold when created"
+    )
+    status = serializers.ChoiceField(
+        choices=PayoutApprovalStatus.choices,
+        help_text="not_required; pending (reserved, not sent); approved; expired (not approved "
+        "within 24 h: failed, funds released); cancelled (by the merchant)",
+    )
+    approved_at = serializers.DateTimeField(allow_null=True)
+
+
+def approval_representation(payout: Any, *, zone: Any = None) -> dict[str, Any]:
+    """The ``approval`` extension field of a payout."""
+    return {
+        "required": payout.approval_status != PayoutApprovalStatus.NOT_REQUIRED,
+        "status": payout.approval_status,
+        "approved_at": timestamp_representation(payout.approved_at, zone=zone),
+    }
+
+
 class PayoutOutputSerializer(serializers.Serializer):
     """The Payout resource."""
 
@@ -303,6 +341,17 @@ class PayoutOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
+    approval = serializers.SerializerMethodField(
+        help_text="Extension: the payout's approval by a second key (see the approve route)"
+    )
+    scheduled_for = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Extension: when the payout is to be sent; null when sent at once",
+    )
+
+    @extend_schema_field(PayoutApprovalOutputSerializer)
+    def get_approval(self, payout: Any) -> dict[str, Any]:
+        return approval_representation(payout)
 
     def get_return_reason(self, payout: Any) -> str | None:
         return payout.return_reason or None
@@ -338,6 +387,8 @@ class PayoutOutputSerializer(serializers.Serializer):
             "created_at": timestamp_representation(payout.created_at, zone=zone),
             "completed_at": timestamp_representation(payout.completed_at, zone=zone),
             "updated_at": timestamp_representation(payout.updated_at, zone=zone),
+            "approval": approval_representation(payout, zone=zone),
+            "scheduled_for": timestamp_representation(payout.scheduled_for, zone=zone),
         }
 
 
@@ -449,6 +500,24 @@ class PayoutStatusCountsOutputSerializer(serializers.Serializer):
 class PayoutBatchDetailOutputSerializer(PayoutBatchOutputSerializer):
     payout_status_counts = PayoutStatusCountsOutputSerializer(
         help_text="how many of the batch's payouts are in each status now"
+    )
+
+
+# --- The merchant's controls (extension) -------------------------------------------------------
+
+
+class PayoutApprovalSettingsInputSerializer(StrictSerializer):
+    approval_threshold = AmountField(
+        allow_null=True,
+        help_text="API payouts of at least this amount wait for another key's approval; greater "
+        "than zero; null turns approval off",
+    )
+
+
+class PayoutApprovalSettingsOutputSerializer(serializers.Serializer):
+    approval_threshold = MoneyField(allow_null=True, help_text="null: no approval needed")
+    approval_expires_after_seconds = serializers.IntegerField(
+        help_text="a payout not approved within this long is cancelled (Approval expired)"
     )
 
 

@@ -14,6 +14,7 @@ from core.api.responses import EnvelopeResponse, request_example, response_examp
 from core.api.schema_components import ApiTag
 from core.exceptions import NotFoundError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from payouts.models import SandboxSwitchState
 from payouts.services.sandbox_switch import sandbox_provider_switch_set, sandbox_provider_switches
 
@@ -57,6 +58,7 @@ class TestPayoutProviderSwitchApi(MerchantApi):
 
     openapi_tag = ApiTag.TEST_HELPERS
     error_statuses = (404,)
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
 
     @extend_schema(
         operation_id="test_helper_payout_provider_switch",

@@ -1,8 +1,11 @@
 """The payout routes of the spec (quote, name enquiry, create, list, details, requery) and the
-extensions beside them (bulk, test helpers)."""
+extensions beside them (bulk, the merchant's controls, test helpers, the payout providers'
+webhooks)."""
 
 from django.urls import path
 
+from payouts.api.controls import PayoutApprovalSettingsApi, PayoutApproveApi, PayoutCancelApi
+from payouts.api.provider_webhooks import FlutterwaveWebhookApi
 from payouts.api.test_helpers import TestPayoutProviderSwitchApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
@@ -42,6 +45,21 @@ urlpatterns = [
         name="payout-requery",
     ),
     path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>/approve",
+        PayoutApproveApi.as_view(),
+        name="payout-approve",
+    ),
+    path(
+        "transactions/in/merchant-wallet/payouts/<int:payout_id>/cancel",
+        PayoutCancelApi.as_view(),
+        name="payout-cancel",
+    ),
+    path(
+        "transactions/in/merchant-wallet/approvals",
+        PayoutApprovalSettingsApi.as_view(),
+        name="payout-approvals",
+    ),
+    path(
         "test-helpers/payouts/<int:payout_id>/return",
         TestPayoutReturnApi.as_view(),
         name="test-payout-return",
@@ -51,4 +69,5 @@ urlpatterns = [
         TestPayoutProviderSwitchApi.as_view(),
         name="test-payout-provider-switch",
     ),
+    path("webhooks/flutterwave", FlutterwaveWebhookApi.as_view(), name="webhook-flutterwave"),
 ]

@@ -20,6 +20,7 @@ from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from core.exceptions import ConflictError, NotFoundError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from payouts.api import examples
 from payouts.api.serializers import (
     PayoutBatchCreateInputSerializer,
@@ -70,6 +71,7 @@ class PayoutQuoteApi(MerchantApi):
     """Fee and total debit for a prospective payout; reserves nothing."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.READ}
 
     @extend_schema(
         operation_id="payout_quote",
@@ -96,6 +98,7 @@ class PayoutListCreateApi(MerchantApi):
     """Create (POST) and list (GET) on one path."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ, "POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409, 503)
 
     @extend_schema(
@@ -112,9 +115,14 @@ class PayoutListCreateApi(MerchantApi):
             "idempotency_key, and the list's reference filter finds it. beneficiary_id (a saved "
             "beneficiary) may stand in place of account_number, bank_code and bank_id; the "
             "account name is resolved again all the same; an unknown or deleted beneficiary is "
-            "a 404. Too little available balance is a 400 and reserves nothing."
+            "a 404. Too little available balance is a 400 and reserves nothing. Extensions: "
+            "scheduled_for holds the payout (reserved) until that instant; a payout at or above "
+            "the wallet's approval threshold waits (reserved) for another key's approval."
         ),
-        examples=examples.create_examples(CREATED_MESSAGE, DUPLICATE_MESSAGE),
+        examples=[
+            *examples.create_examples(CREATED_MESSAGE, DUPLICATE_MESSAGE),
+            *examples.create_held_examples(),
+        ],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         serializer = PayoutCreateInputSerializer(data=request.data)
@@ -129,7 +137,11 @@ class PayoutListCreateApi(MerchantApi):
                 )
             )
         result = payout_create(
-            merchant=merchant, mode=mode, wallet=self.wallet(request), **arguments
+            merchant=merchant,
+            mode=mode,
+            wallet=self.wallet(request),
+            created_by_key_id=self.key_id(request),
+            **arguments,
         )
         return EnvelopeResponse(
             representation(PayoutCreateOutputSerializer, result),
@@ -195,6 +207,7 @@ class PayoutDetailApi(MerchantApi):
     """One payout of the merchant in the key's mode."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -226,6 +239,7 @@ class PayoutRequeryApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -280,6 +294,7 @@ class TestPayoutReturnApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -318,6 +333,7 @@ class PayoutBatchCreateApi(MerchantApi):
     (reserved, dispatched, listed, requeried like a single one); see ``payout_batch_create``."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     error_statuses = (404, 409, 503)
     throttle_scope = "payout_bulk"
 
@@ -355,6 +371,7 @@ class PayoutBatchCreateApi(MerchantApi):
             currency=data["currency"],
             atomic=data["atomic"],
             items=payout_batch_items_parse(data["items"]),
+            created_by_key_id=self.key_id(request),
         )
         return EnvelopeResponse(
             PayoutBatchCreateOutputSerializer(result).data,
@@ -368,6 +385,7 @@ class PayoutBatchDetailApi(MerchantApi):
     payouts are in each status now. Its payouts: ``GET …/payouts?batch_id=``."""
 
     openapi_tag = ApiTag.PAYOUTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(

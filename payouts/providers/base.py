@@ -27,6 +27,9 @@ class TransferOutcome(StrEnum):
     NOT_FOUND = "not_found"  # verify only: the provider has no transfer with this reference
     REJECTED = "rejected"  # initiate only: refused before any transfer existed; no money moved
     NOT_SENT = "not_sent"  # initiate only: the request certainly never reached the provider
+    # The provider or the beneficiary's bank holds the transfer for suspected fraud (NIP 34, 35,
+    # 63): the money may or may not have moved, so nothing is captured or released automatically.
+    HELD = "held"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class TransferResult:
     # The NIP session id (the interbank trace id) when the provider gives one.
     session_id: str = ""
     message: str = ""
+    # The NIP response code behind the outcome when the provider gives one (``outcomes``).
+    nip_code: str = ""
     raw: tuple[ProviderExchange, ...] = ()
 
 

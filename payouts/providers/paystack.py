@@ -16,8 +16,10 @@ Classification, so that money is never lost or paid twice:
   401/403/408/429 → ``NOT_SENT`` (refused without being considered); other 4xx or an
   unreadable 2xx → verify by reference: if Paystack holds the transfer its status wins, else
   ``REJECTED``;
-* ``success`` → ``SUCCESSFUL``; ``failed``/``reversed``/``rejected``/``abandoned``/``blocked`` →
-  ``FAILED``; ``pending``/``otp``/``received``/``queued``/``processing`` → ``PENDING``.
+* the transfer's ``status`` is classified by ``payouts.providers.outcomes`` (``success`` →
+  ``SUCCESSFUL``; ``failed``/``reversed``/… → ``FAILED``; ``pending``/``otp``/… → ``PENDING``);
+  a NIP response code in ``gateway_response`` that flags suspected fraud (34, 35, 63) makes it
+  ``HELD`` whatever the status says.
 """
 
 from __future__ import annotations
@@ -30,26 +32,33 @@ from django.conf import settings
 from core.provider_exchange import ProviderExchange
 from integrations.paystack import PaystackAdapter, PaystackAnswer, RetryLater, kobo_from_naira
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.outcomes import is_nip_code, nip_code_outcome, provider_status_outcome
 
 logger = logging.getLogger(__name__)
 
-SUCCESS_STATUSES = frozenset({"success"})
-FAILED_STATUSES = frozenset({"failed", "reversed", "rejected", "abandoned", "blocked"})
-PENDING_STATUSES = frozenset({"pending", "otp", "received", "queued", "processing"})
 # Paystack refused the call without considering it: nothing was created, send it again later.
 REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 UNREACHABLE_MESSAGE = "Payout provider unreachable"
 
 
-def status_outcome(status: str) -> TransferOutcome:
-    status = (status or "").lower()
-    if status in SUCCESS_STATUSES:
-        return TransferOutcome.SUCCESSFUL
-    if status in FAILED_STATUSES:
-        return TransferOutcome.FAILED
-    if status in PENDING_STATUSES:
-        return TransferOutcome.PENDING
-    return TransferOutcome.UNKNOWN
+PROVIDER_NAME = "paystack"
+
+
+def nip_code_of(data: dict[str, Any]) -> str:
+    """The NIP response code a Paystack transfer object carries in ``gateway_response``, when
+    it is one the outcome table knows; else ``""``."""
+    value = data.get("gateway_response")
+    code = str(value).strip() if isinstance(value, str | int) else ""
+    return code if is_nip_code(code) else ""
+
+
+def transfer_outcome_of(data: dict[str, Any]) -> TransferOutcome:
+    """What a Paystack transfer object says of the money: its status, unless a NIP code in it
+    flags suspected fraud."""
+    code = nip_code_of(data)
+    if code and nip_code_outcome(code, confirmed_by_requery=True) == TransferOutcome.HELD:
+        return TransferOutcome.HELD
+    return provider_status_outcome(PROVIDER_NAME, str(data.get("status", "")))
 
 
 def session_id_of(data: dict[str, Any]) -> str:
@@ -67,10 +76,11 @@ def transfer_result_of(
 ) -> TransferResult:
     """What a Paystack transfer object (the answer's ``data``) says of the transfer."""
     return TransferResult(
-        outcome=status_outcome(str(answer.data.get("status", ""))),
+        outcome=transfer_outcome_of(answer.data),
         provider_reference=str(answer.data.get("transfer_code") or ""),
         session_id=session_id_of(answer.data),
         message=answer.message,
+        nip_code=nip_code_of(answer.data),
         raw=raw,
     )
 

@@ -14,6 +14,7 @@ PROVIDER_CLASSES: dict[str, str] = {
     "sandbox": "payouts.providers.sandbox.SandboxProvider",
     "sandbox-b": "payouts.providers.sandbox.SandboxBProvider",
     "paystack": "payouts.providers.paystack.PaystackProvider",
+    "flutterwave": "payouts.providers.flutterwave.FlutterwaveProvider",
 }
 DEFAULT_PROVIDER_BY_MODE: dict[str, str] = {"test": "sandbox", "live": "paystack"}
 REGISTRY = ProviderRegistry(

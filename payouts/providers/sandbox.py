@@ -6,7 +6,13 @@
 | 1000000002     | ambiguous (timeout)  | successful                    |
 | 1000000003     | ambiguous (timeout)  | still pending → ambiguous     |
 | 1000000004     | successful           | reversed: returned by the bank|
+| 1000000005     | held: NIP 34 (fraud) | held: NIP 34                  |
+| 1000000006     | unknown: NIP 91      | failed: NIP 91 confirmed      |
+| 1000000007     | failed: NIP 07       | failed: NIP 07                |
 | anything else  | successful           | successful                    |
+
+Accounts 1000000005–7 answer with a NIP response code (``gateway_response``), classified by
+``payouts.providers.outcomes`` as a live answer is: 91 is final only on a status query.
 
 The sandbox keeps its transfers in the database (``SandboxTransfer``, one row per reference), so
 it behaves the same in the web process, the worker and the sweepers, and initiating twice with
@@ -41,17 +47,31 @@ from payouts.providers.base import (
     TransferRequest,
     TransferResult,
 )
+from payouts.providers.outcomes import nip_code_outcome
 
 ACCOUNT_FAILED = "1000000001"
 ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL = "1000000002"
 ACCOUNT_ALWAYS_AMBIGUOUS = "1000000003"
 ACCOUNT_SUCCEEDS_THEN_RETURNED = "1000000004"
+ACCOUNT_FRAUD_HELD = "1000000005"
+ACCOUNT_BANK_UNAVAILABLE = "1000000006"
+ACCOUNT_INVALID = "1000000007"
+
+# The NIP response code each of these accounts answers, to a send and to a status query alike.
+NIP_CODE_ACCOUNTS: dict[str, str] = {
+    ACCOUNT_FRAUD_HELD: "34",
+    ACCOUNT_BANK_UNAVAILABLE: "91",
+    ACCOUNT_INVALID: "07",
+}
 
 MAGIC_ACCOUNTS: dict[str, str] = {
     ACCOUNT_FAILED: "failed (reversed); requery answers failed",
     ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL: "ambiguous; the first requery resolves it to successful",
     ACCOUNT_ALWAYS_AMBIGUOUS: "ambiguous; every requery stays ambiguous",
     ACCOUNT_SUCCEEDS_THEN_RETURNED: "successful; a later check finds it returned by the bank",
+    ACCOUNT_FRAUD_HELD: "held for suspected fraud (NIP 34); finance resolves it",
+    ACCOUNT_BANK_UNAVAILABLE: "ambiguous (NIP 91); the first requery confirms it failed",
+    ACCOUNT_INVALID: "failed: invalid account (NIP 07)",
 }
 
 FAILED_MESSAGE = "Transfer reversed by the beneficiary bank (sandbox)"
@@ -163,19 +183,24 @@ class SandboxProvider:
 
     def _initiate_answer(self, transfer: SandboxTransfer) -> TransferResult:
         account = transfer.account_number
-        if account == ACCOUNT_FAILED:
+        nip_code = NIP_CODE_ACCOUNTS.get(account, "")
+        if nip_code:
+            outcome = nip_code_outcome(nip_code, confirmed_by_requery=False)
+            message, http_status = nip_code_message(nip_code), 200
+        elif account == ACCOUNT_FAILED:
             outcome, message, http_status = TransferOutcome.FAILED, FAILED_MESSAGE, 200
         elif account in (ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL, ACCOUNT_ALWAYS_AMBIGUOUS):
             # The transfer reached the sandbox but the answer was lost: a gateway timeout.
             outcome, message, http_status = TransferOutcome.UNKNOWN, TIMEOUT_MESSAGE, 504
         else:
             outcome, message, http_status = TransferOutcome.SUCCESSFUL, "Transfer successful", 200
-        body = None if http_status == 504 else self._body(transfer, outcome)
+        body = None if http_status == 504 else self._body(transfer, outcome, nip_code=nip_code)
         return TransferResult(
             outcome=outcome,
             provider_reference=transfer.transfer_code if body else "",
             session_id=sandbox_session_id(transfer) if body and outcome == "successful" else "",
             message=message,
+            nip_code=nip_code,
             raw=(
                 ProviderExchange(
                     operation=f"{self.name}.initiate_transfer",
@@ -213,7 +238,11 @@ class SandboxProvider:
             transfer.save(update_fields=["query_count", "updated_at"])
             transfer.refresh_from_db(fields=["query_count"])
         account = transfer.account_number
-        if account == ACCOUNT_FAILED:
+        nip_code = NIP_CODE_ACCOUNTS.get(account, "")
+        if nip_code:
+            outcome = nip_code_outcome(nip_code, confirmed_by_requery=True)
+            message = nip_code_message(nip_code)
+        elif account == ACCOUNT_FAILED:
             outcome, message = TransferOutcome.FAILED, FAILED_MESSAGE
         elif account == ACCOUNT_SUCCEEDS_THEN_RETURNED:
             outcome, message = TransferOutcome.FAILED, RETURNED_MESSAGE
@@ -226,11 +255,12 @@ class SandboxProvider:
             provider_reference=transfer.transfer_code,
             session_id=sandbox_session_id(transfer) if outcome == "successful" else "",
             message=message,
+            nip_code=nip_code,
             raw=(
                 ProviderExchange(
                     operation=f"{self.name}.verify_transfer",
                     http_status=200,
-                    body=self._body(transfer, outcome),
+                    body=self._body(transfer, outcome, nip_code=nip_code),
                 ),
             ),
         )
@@ -257,11 +287,14 @@ class SandboxProvider:
         return existing
 
     @staticmethod
-    def _body(transfer: SandboxTransfer, outcome: TransferOutcome) -> dict[str, object]:
+    def _body(
+        transfer: SandboxTransfer, outcome: TransferOutcome, *, nip_code: str = ""
+    ) -> dict[str, object]:
         status = {
             TransferOutcome.SUCCESSFUL: "success",
-            TransferOutcome.FAILED: "reversed",
+            TransferOutcome.FAILED: "failed" if nip_code else "reversed",
             TransferOutcome.PENDING: "pending",
+            TransferOutcome.HELD: "held",
         }.get(outcome, "pending")
         successful = outcome == TransferOutcome.SUCCESSFUL
         return {
@@ -270,6 +303,7 @@ class SandboxProvider:
                 "reference": transfer.reference,
                 "transfer_code": transfer.transfer_code,
                 "status": status,
+                "gateway_response": nip_code or None,
                 "amount": str(transfer.amount),
                 "session": {
                     "provider": "nip" if successful else None,
@@ -296,7 +330,20 @@ def sandbox_session_id(transfer: SandboxTransfer) -> str:
     return f"{SANDBOX_INSTITUTION_CODE}{moment:%y%m%d%H%M%S}{digest % 10**12:012d}"
 
 
+NIP_CODE_MESSAGES: dict[str, str] = {
+    "34": "Suspected fraud: transfer held by the beneficiary bank (sandbox, NIP 34)",
+    "91": "Beneficiary bank unavailable (sandbox, NIP 91)",
+    "07": "Invalid account (sandbox, NIP 07)",
+}
+
+
+def nip_code_message(code: str) -> str:
+    return NIP_CODE_MESSAGES.get(code, f"NIP response {code} (sandbox)")
+
+
 def _initial_outcome(account_number: str) -> str:
+    if account_number in NIP_CODE_ACCOUNTS:
+        return nip_code_outcome(NIP_CODE_ACCOUNTS[account_number], confirmed_by_requery=False)
     if account_number == ACCOUNT_FAILED:
         return TransferOutcome.FAILED
     if account_number in (ACCOUNT_AMBIGUOUS_THEN_SUCCESSFUL, ACCOUNT_ALWAYS_AMBIGUOUS):

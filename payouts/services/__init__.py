@@ -5,6 +5,7 @@
 | ``create`` | a payout create: idempotency, checks, the reservation, the wake on commit |
 | ``bulk`` | a bulk payout request (an extension): its items, each a create |
 | ``bulk_proposals`` | a bulk upload in the back office: one person proposes, another submits |
+| ``controls`` | the merchant's controls: approval threshold, approve, schedule, cancel, expiry |
 | ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
 | ``dispatch`` | dispatch rounds: claim, send, apply (a dispatch is a round of one); failover |
 | ``attempts`` | each send of a payout to a provider, under its own reference; one can succeed |
@@ -17,13 +18,16 @@
 | ``resolution`` | two-person manual resolution in the back office |
 | ``sweepers`` | requery due payouts, dispatch stuck ones, one payout now at an operator's request |
 | ``counts`` | the payout list's per-day counts: fold and rebuild |
-| ``timing`` | the delays of requery and dispatch, from settings |
+| ``timing`` | the requery schedule, escalation and the dispatch delays, from settings |
+| ``provider_events`` | a provider's transfer event (webhook) applied once, in any order |
+| ``flutterwave_events`` | Flutterwave's transfer webhooks, applied once its read confirms them |
 
 Money moves only through ``wallets.services``; every status change goes through
 ``payouts.state_machine`` on a locked payout; provider calls happen outside any transaction and
 carry their attempt's reference (the first attempt's is ``internal_reference``) as their
-idempotency reference. ``bulk_proposals`` is imported
-from its own module: it reads rows with the API's item parser, which imports this package.
+idempotency reference. ``bulk_proposals`` is imported from its own module: it reads rows with
+the API's item parser, which imports this package; ``flutterwave_events`` too (its webhook route
+imports it directly).
 """
 
 from payouts.services.bulk import (
@@ -38,6 +42,17 @@ from payouts.services.bulk import (
     payout_batch_create,
     payout_batch_fingerprint,
     payout_batch_preview,
+)
+from payouts.services.controls import (
+    APPROVAL_EXPIRED_MESSAGE,
+    CANCELLED_MESSAGE,
+    ApprovalExpiryReport,
+    approval_expires_after,
+    payout_approval_threshold_set,
+    payout_approve,
+    payout_cancel,
+    payout_is_held,
+    payouts_approval_expire,
 )
 from payouts.services.counts import (
     FOLD_ROUND_SIZE,
@@ -69,6 +84,13 @@ from payouts.services.dispatch import (
     payouts_dispatch_round,
     payouts_dispatch_send,
     transfer_request,
+)
+from payouts.services.provider_events import (
+    ProviderEventResult,
+    ProviderTransferEvent,
+    ProviderTransferEventKind,
+    payout_for_provider_reference,
+    provider_transfer_event_apply,
 )
 from payouts.services.requery import (
     NOT_ELIGIBLE_MESSAGE,
@@ -122,13 +144,14 @@ from payouts.services.sweepers import (
     payout_requery_now,
     payouts_dispatch_stuck,
     payouts_requery_due,
+    payouts_requery_escalate,
 )
 from payouts.services.timing import (
-    ambiguous_requery_delay,
     dispatch_claim_timeout,
-    dispatched_requery_after,
     next_requery_at,
-    requery_max_interval,
+    requery_delay,
+    requery_escalate_after,
+    requery_schedule,
     seconds_setting,
 )
 from payouts.services.trace_ids import (
@@ -138,6 +161,15 @@ from payouts.services.trace_ids import (
 
 __all__ = [
     "ALREADY_RETURNED_MESSAGE",
+    "APPROVAL_EXPIRED_MESSAGE",
+    "ApprovalExpiryReport",
+    "CANCELLED_MESSAGE",
+    "approval_expires_after",
+    "payout_approval_threshold_set",
+    "payout_approve",
+    "payout_cancel",
+    "payout_is_held",
+    "payouts_approval_expire",
     "BATCH_AUDIT_ACTION",
     "BATCH_CONFLICT_MESSAGE",
     "BATCH_ITEMS_COUNT_MESSAGE",
@@ -171,6 +203,9 @@ __all__ = [
     "PayoutForcedResult",
     "PayoutPlan",
     "PayoutReturnResult",
+    "ProviderEventResult",
+    "ProviderTransferEvent",
+    "ProviderTransferEventKind",
     "REQUERYABLE_STATUSES",
     "REQUERY_LEASE",
     "RESOLUTION_REASON_MIN_LENGTH",
@@ -180,12 +215,10 @@ __all__ = [
     "SESSION_IDS_PER_UPDATE",
     "SETTLEMENT_FIELDS",
     "SweepReport",
-    "ambiguous_requery_delay",
     "claim_is_stale",
     "dispatch_claim_timeout",
     "dispatch_round_size",
     "dispatch_stuck_after",
-    "dispatched_requery_after",
     "internal_reference_generate",
     "next_requery_at",
     "payout_batch_create",
@@ -199,6 +232,7 @@ __all__ = [
     "payout_dispatch_now",
     "payout_fail",
     "payout_fingerprint",
+    "payout_for_provider_reference",
     "payout_nip_session_ids_record",
     "payout_requery",
     "payout_requery_apply",
@@ -217,10 +251,14 @@ __all__ = [
     "payouts_dispatch_send",
     "payouts_dispatch_stuck",
     "payouts_requery_due",
+    "payouts_requery_escalate",
     "payouts_settled_write",
     "provider_answer_record",
     "provider_answer_settle",
-    "requery_max_interval",
+    "provider_transfer_event_apply",
+    "requery_delay",
+    "requery_escalate_after",
+    "requery_schedule",
     "return_refunds_fee",
     "seconds_setting",
     "transfer_request",

@@ -9,6 +9,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
@@ -165,7 +166,7 @@ def _batch_item_normalised(item: PayoutBatchItem) -> dict[str, Any]:
     if item.arguments is None:
         return {"idempotency_key": item.idempotency_key, "invalid": item.sent}
     arguments = item.arguments
-    return {
+    normalised = {
         "idempotency_key": item.idempotency_key,
         "beneficiary_id": arguments.get("beneficiary_id"),
         "account_number": arguments.get("account_number"),
@@ -174,6 +175,10 @@ def _batch_item_normalised(item: PayoutBatchItem) -> dict[str, Any]:
         "amount": format_amount(arguments["amount"]),
         "narration": arguments.get("narration") or None,
     }
+    # Only when given, so the fingerprints of unscheduled batches stay as they were.
+    if arguments.get("scheduled_for") is not None:
+        normalised["scheduled_for"] = arguments["scheduled_for"].astimezone(UTC).isoformat()
+    return normalised
 
 
 def payout_batch_fingerprint(
@@ -272,6 +277,7 @@ def _batch_prepare(
     currency: str,
     items: Sequence[PayoutBatchItem],
     atomic: bool,
+    created_by_key_id: int | None = None,
 ) -> list[_BatchStep]:
     """Every item through the create's checks before the wallet lock (``_payout_prepare``), in
     request order, outside any transaction: replay or conflict of its key, the cheap checks on
@@ -328,6 +334,8 @@ def _batch_prepare(
                 earlier=earlier_by_key.get(arguments["idempotency_key"]),
                 available_balance=available_balance,
                 name_enquiry=name_enquiry,
+                scheduled_for=arguments.get("scheduled_for"),
+                created_by_key_id=created_by_key_id,
             )
         except ApplicationError as error:
             step.reject(error, atomic=atomic)
@@ -555,6 +563,7 @@ def payout_batch_create(
     created_by: User | None = None,
     request: HttpRequest | None = None,
     audit_after: Mapping[str, Any] | None = None,
+    created_by_key_id: int | None = None,
 ) -> PayoutBatchCreateResult:
     """Accepts up to ``BATCH_MAX_ITEMS`` payouts in one request (an extension).
 
@@ -576,6 +585,9 @@ def payout_batch_create(
 
     ``created_by`` (a staff user, from the back office) is kept on the batch, and a new batch is
     recorded in the audit trail in its transaction, with ``audit_after`` (e.g. the file).
+    ``created_by_key_id`` (the API key) makes each item at or above the wallet's approval
+    threshold wait for approval on its own, as a single create's would; an item's
+    ``scheduled_for`` holds it until then.
     """
     _batch_items_check(items)
     payout_currency_validate(currency=currency)
@@ -587,7 +599,13 @@ def payout_batch_create(
     if replay is not None:
         return replay
     steps = _batch_prepare(
-        merchant=merchant, mode=mode, wallet=wallet, currency=currency, items=items, atomic=atomic
+        merchant=merchant,
+        mode=mode,
+        wallet=wallet,
+        currency=currency,
+        items=items,
+        atomic=atomic,
+        created_by_key_id=created_by_key_id,
     )
     try:
         return _batch_commit(

@@ -10,6 +10,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from payouts.models import (
 )
 from payouts.providers.registry import provider_name_for_mode
 from payouts.rules import payout_currency_validate
+from payouts.services.controls import approval_status_for, scheduled_for_validate
 from wallets.exceptions import InsufficientBalanceError, WalletInactiveError
 from wallets.models import Bank, Wallet
 from wallets.name_enquiry import NameEnquiryResult
@@ -59,9 +61,11 @@ def payout_fingerprint(
     amount: Decimal,
     currency: str,
     narration: str | None,
+    scheduled_for: datetime | None = None,
 ) -> str:
-    """SHA-256 of the normalised parameters: ``"100"`` and ``"100.00"`` are the same payout."""
-    normalised = {
+    """SHA-256 of the normalised parameters: ``"100"`` and ``"100.00"`` are the same payout.
+    A scheduled time counts only when given, so unscheduled payouts keep their fingerprints."""
+    normalised: dict[str, Any] = {
         "account_number": account_number,
         "bank_code": bank_code,
         "bank_id": bank_id,
@@ -69,6 +73,8 @@ def payout_fingerprint(
         "currency": currency,
         "narration": narration or None,
     }
+    if scheduled_for is not None:
+        normalised["scheduled_for"] = scheduled_for.astimezone(UTC).isoformat()
     encoded = json.dumps(normalised, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(encoded).hexdigest()
 
@@ -137,12 +143,18 @@ def _payout_prepare(
     available_balance: Decimal,
     name_enquiry: NameEnquiry | None = None,
     fee_waived: bool = False,
+    scheduled_for: datetime | None = None,
+    created_by_key_id: int | None = None,
 ) -> PayoutCreateResult | PayoutPlan:
     """The rules of a create before the wallet lock, in their order: the replay or conflict of
     ``earlier`` (the wallet's payout with this key, looked up by the caller), then the cheap
     checks on an unlocked read (active wallet, fee, ``available_balance``), so hopeless
     requests cost no provider call, then the name enquiry. The reservation checks the wallet
-    again as it changes it (``wallet_reserve_if_covered``, ``wallet_reserve_each``)."""
+    again as it changes it (``wallet_reserve_if_covered``, ``wallet_reserve_each``).
+
+    The merchant's controls (``payouts.services.controls``): a ``scheduled_for`` is checked
+    after the replay (a replay after the time has come is still a replay); a payout a key
+    creates at or above the wallet's approval threshold is planned ``pending`` approval."""
     narration = narration or None
     fingerprint = payout_fingerprint(
         account_number=account_number,
@@ -151,10 +163,13 @@ def _payout_prepare(
         amount=amount,
         currency=currency,
         narration=narration,
+        scheduled_for=scheduled_for,
     )
     replay = _replay_of(earlier, fingerprint=fingerprint)
     if replay is not None:
         return replay
+    if scheduled_for is not None:
+        scheduled_for_validate(scheduled_for=scheduled_for)
     if not wallet.is_active:
         raise WalletInactiveError()
     fee_amount = ZERO if fee_waived else payout_fee_calculate(amount=amount)
@@ -182,6 +197,11 @@ def _payout_prepare(
             "total_debit_amount": total_debit_amount,
             "narration": narration,
             "provider_name": provider_name_for_mode(mode),
+            "created_by_key_id": created_by_key_id,
+            "approval_status": approval_status_for(
+                wallet=wallet, amount=amount, created_by_key_id=created_by_key_id
+            ),
+            "scheduled_for": scheduled_for,
         }
     )
 
@@ -199,6 +219,8 @@ def payout_create(
     bank_id: int | None = None,
     wallet: Wallet | None = None,
     fee_waived: bool = False,
+    scheduled_for: datetime | None = None,
+    created_by_key_id: int | None = None,
 ) -> PayoutCreateResult:
     """Accepts a payout: total debit reserved and the payout ``reserved``, in one transaction.
 
@@ -214,6 +236,10 @@ def payout_create(
 
     ``fee_waived`` (internal callers only, never the API: the platform's own payouts of
     subaccount shares) charges no fee: the total debit is the amount.
+
+    ``scheduled_for`` (aware; future, at most 30 days ahead) holds the payout until then;
+    ``created_by_key_id`` is the API key that creates it: at or above the wallet's approval
+    threshold it waits for another key's approval (``payouts.services.controls``).
     """
     payout_currency_validate(currency=currency)
     bank = bank_resolve(bank_code=bank_code, bank_id=bank_id)
@@ -236,6 +262,8 @@ def payout_create(
         earlier=_earlier_payout(wallet_id=wallet.pk, idempotency_key=idempotency_key),
         available_balance=wallet.available_balance,
         fee_waived=fee_waived,
+        scheduled_for=scheduled_for,
+        created_by_key_id=created_by_key_id,
     )
     if isinstance(plan, PayoutCreateResult):
         return plan

@@ -33,7 +33,13 @@ from django.utils import timezone
 from core.db import rows_update
 from core.metrics import dispatch_round_count, provider_outcome_count
 from payouts.exceptions import DispatchDeferredError
-from payouts.models import AttemptOutcome, Payout, PayoutAttempt, PayoutStatus
+from payouts.models import (
+    AttemptOutcome,
+    Payout,
+    PayoutAttempt,
+    PayoutStatus,
+    payout_dispatchable_q,
+)
 from payouts.providers.base import (
     TransferOutcome,
     TransferRequest,
@@ -132,6 +138,10 @@ def payouts_dispatch_claim(
     that may still succeed, else a new one routed by the active rules and the circuits."""
     now = timezone.now()
     claimable = Q(status=PayoutStatus.RESERVED)
+    # The merchant's controls: a payout awaiting approval or its scheduled time is never
+    # claimed. Checked under the row lock this read takes, so a cancel or an expiry that
+    # committed first wins (payouts.services.controls).
+    claimable &= payout_dispatchable_q(now=now)
     if retake_stale:
         stale = Q(dispatch_claimed_at__isnull=True) | Q(
             dispatch_claimed_at__lte=now - dispatch_claim_timeout()

@@ -19,7 +19,7 @@ from payouts.providers.base import (
     TransferResult,
 )
 from payouts.services.attempts import payouts_final_attempts_close
-from payouts.services.timing import dispatched_requery_after, next_requery_at
+from payouts.services.timing import next_requery_at
 from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
 from wallets.services import (
@@ -48,6 +48,9 @@ SETTLEMENT_FIELDS = (
     "next_requery_at",
     "requery_count",
     "completed_at",
+    "fraud_flagged_at",
+    "fraud_nip_code",
+    "requery_escalated_at",
     "updated_at",
 )
 
@@ -152,6 +155,23 @@ def _make_ambiguous(payout: Payout, *, now: datetime) -> None:
     payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
 
 
+def payout_hold_for_fraud(payout: Payout, result: TransferResult, *, now: datetime) -> None:
+    """The provider or the beneficiary's bank held the transfer for suspected fraud: the payout
+    is flagged (the first time, with the NIP code) and stays ``ambiguous``, its reservation
+    untouched: finance settles it with two people (``payouts.services.resolution``). Requeries
+    go on, so that a later success can still capture it. The merchant is not told of the flag
+    (it sees an ambiguous payout); finance sees it on the payout and the dashboard."""
+    if payout.fraud_flagged_at is None:
+        payout.fraud_flagged_at = now
+        payout.fraud_nip_code = (result.nip_code or "")[:4]
+        logger.warning(
+            "payout %s held for suspected fraud (NIP %s): finance must resolve it",
+            payout.internal_reference,
+            payout.fraud_nip_code or "?",
+        )
+    _make_ambiguous(payout, now=now)
+
+
 def provider_answer_settle(
     payout: Payout,
     result: TransferResult,
@@ -163,18 +183,25 @@ def provider_answer_settle(
     """Applies a provider answer to a locked ``dispatched`` or ``ambiguous`` payout, in memory:
     ``successful`` or ``failed`` when the answer is final (its money and event go to
     ``effects``), still ``dispatched`` while a fresh dispatch is pending, else ``ambiguous``
-    with its next requery."""
+    with its next requery. A ``HELD`` answer flags it for suspected fraud; once flagged, a
+    failure never releases it automatically (it stays ``ambiguous`` for finance), while a
+    success still captures it."""
     if result.provider_reference and not payout.provider_reference:
         payout.provider_reference = result.provider_reference[:100]
     if result.session_id and not payout.nip_session_id:
         payout.nip_session_id = result.session_id[:64]
     if result.outcome == TransferOutcome.SUCCESSFUL:
         payout_succeed(payout, now=now, effects=effects)
+    elif result.outcome == TransferOutcome.HELD:
+        payout_hold_for_fraud(payout, result, now=now)
+    elif result.outcome == TransferOutcome.FAILED and payout.fraud_flagged_at is not None:
+        # Never released automatically once flagged: a person decides.
+        _make_ambiguous(payout, now=now)
     elif result.outcome == TransferOutcome.FAILED:
         payout_fail(payout, now=now, message=result.message, effects=effects)
     elif result.outcome == TransferOutcome.PENDING and not from_requery:
         # Accepted and in progress: stays dispatched; the sweeper asks again later.
-        payout.next_requery_at = now + dispatched_requery_after()
+        payout.next_requery_at = next_requery_at(now=now, requery_count=payout.requery_count)
     else:
         # Timeout, 5xx, unknown reference, or still pending when asked: not conclusive.
         _make_ambiguous(payout, now=now)

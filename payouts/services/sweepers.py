@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -21,6 +23,7 @@ from payouts.models import (
     FINAL_STATUSES,
     Payout,
     PayoutStatus,
+    payout_is_held,
 )
 from payouts.selectors import (
     PayoutsWaiting,
@@ -37,7 +40,11 @@ from payouts.services.dispatch import (
     payouts_dispatch_round,
 )
 from payouts.services.requery import payout_requery
-from payouts.services.timing import dispatch_claim_timeout, seconds_setting
+from payouts.services.timing import (
+    dispatch_claim_timeout,
+    requery_escalate_after,
+    seconds_setting,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +132,10 @@ class SweepReport:
 @dataclass
 class RequerySweepReport(SweepReport):
     name: str = "requery_ambiguous"
+    # Unresolved past PAYOUT_REQUERY_ESCALATE_AFTER: all of them (overdue), and those that
+    # crossed it in this run (escalated).
+    overdue: int = 0
+    escalated: int = 0
 
     OUTCOME_LABELS: ClassVar[dict[str, str]] = {
         PayoutStatus.AMBIGUOUS: "still ambiguous",
@@ -133,6 +144,16 @@ class RequerySweepReport(SweepReport):
 
     def _considered_text(self) -> str:
         return f"Considered {self.selected} due payout(s)"
+
+    def summary(self) -> str:
+        overdue = (
+            f" Overdue: {self.overdue} payout(s) unresolved past "
+            f"{_duration_text(requery_escalate_after())} ({self.escalated} newly escalated)."
+        )
+        return super().summary() + overdue
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "overdue": self.overdue, "escalated": self.escalated}
 
     def _waiting_text(self) -> str:
         waiting = self.waiting
@@ -184,6 +205,38 @@ class DispatchSweepReport(SweepReport):
 ProgressCallback = Callable[[int, int], None]
 
 
+def payouts_requery_escalate(*, now: datetime) -> tuple[int, int]:
+    """Marks the dispatched and ambiguous payouts sent more than
+    ``PAYOUT_REQUERY_ESCALATE_AFTER`` ago without a final answer as escalated
+    (``requery_escalated_at``), logging one WARNING per payout when it crosses (never again on
+    later sweeps). They stay requeried hourly: never failed without a final answer. Returns
+    (newly escalated, overdue in all)."""
+    cutoff = now - requery_escalate_after()
+    unresolved = Payout.objects.filter(status__in=REQUERYABLE_STATUSES)
+    with transaction.atomic():
+        crossing = list(
+            unresolved.filter(requery_escalated_at__isnull=True)
+            .filter(
+                Q(dispatched_at__lte=cutoff) | Q(dispatched_at__isnull=True, created_at__lte=cutoff)
+            )
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "internal_reference", "status")
+        )
+        if crossing:
+            Payout.objects.filter(pk__in=[pk for pk, _reference, _status in crossing]).update(
+                requery_escalated_at=now
+            )
+    for _pk, reference, status in crossing:
+        logger.warning(
+            "payout %s still %s past %s without a final answer: escalated to finance",
+            reference,
+            status,
+            _duration_text(requery_escalate_after()),
+        )
+    overdue = unresolved.filter(requery_escalated_at__isnull=False).count()
+    return len(crossing), overdue
+
+
 def payouts_requery_due(
     *,
     now: datetime | None = None,
@@ -191,15 +244,17 @@ def payouts_requery_due(
     enqueue: bool = False,
     progress: ProgressCallback | None = None,
 ) -> RequerySweepReport:
-    """Requeries ``ambiguous`` and long-``dispatched`` payouts that are due (never sooner than
-    ``PAYOUT_AMBIGUOUS_REQUERY_DELAY`` after becoming ambiguous, then with exponential backoff),
-    and reports those not yet due.
+    """Requeries ``dispatched`` and ``ambiguous`` payouts that are due (on
+    ``PAYOUT_REQUERY_SCHEDULE``: 60–90 s after sending, then ~3, 10, 30 min, then hourly),
+    escalates those unresolved past ``PAYOUT_REQUERY_ESCALATE_AFTER``
+    (``payouts_requery_escalate``), and reports those not yet due and those overdue.
 
     ``enqueue=True`` (Celery beat) leases each payout for a while and hands it to the worker;
     otherwise (management command) each is requeried here.
     """
     now = now or timezone.now()
     report = RequerySweepReport()
+    report.escalated, report.overdue = payouts_requery_escalate(now=now)
     payout_ids = payout_ids_due_for_requery(now=now, limit=limit)
     report.selected = len(payout_ids)
     if enqueue:
@@ -402,6 +457,11 @@ def payout_dispatch_now(*, payout: Payout, actor: str) -> PayoutForcedResult:
         raise ConflictError(
             f"{label} is {payout.status}: only a reserved payout, or a processing one whose "
             f"claim went stale, is dispatched"
+        )
+    if payout_is_held(payout, now=timezone.now()):
+        raise ConflictError(
+            f"{label} is held by the merchant (approval {payout.approval_status}, scheduled "
+            f"for {local_text(payout.scheduled_for)}): it is dispatched once released"
         )
     from_status = payout.status
     try:

@@ -12,6 +12,7 @@ from core.api.list_filters import date_range_parameters, status_parameter
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from refunds.api import examples
 from refunds.api.serializers import (
     RefundCreateInputSerializer,
@@ -31,6 +32,7 @@ class RefundListCreateApi(MerchantApi):
     """Create (POST) and list (GET) on one path."""
 
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ, "POST": Scope.REFUNDS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -118,6 +120,7 @@ class RefundDetailApi(MerchantApi):
     """One refund of the merchant in the key's mode."""
 
     openapi_tag = ApiTag.COLLECTIONS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(

@@ -13,6 +13,7 @@ from core.api.responses import EnvelopeResponse, response_example
 from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from settlements.models import Settlement
 from settlements.services import settlement_run
 
@@ -69,6 +70,7 @@ class TestSettlementRunApi(MerchantApi):
     """Test mode only: settles the merchant's paid, unsettled test collections now."""
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (403,)
 
     @extend_schema(

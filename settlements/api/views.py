@@ -12,6 +12,7 @@ from core.api.list_filters import date_range_parameters, status_parameter
 from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from settlements.api import examples
 from settlements.api.serializers import (
     SettlementDetailOutputSerializer,
@@ -32,6 +33,7 @@ class SettlementListApi(MerchantApi):
     """The merchant's settlements in the key's mode, newest first."""
 
     openapi_tag = ApiTag.SETTLEMENTS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="settlement_list",
@@ -73,6 +75,7 @@ class SettlementDetailApi(MerchantApi):
     """One settlement of the merchant in the key's mode, with its subaccount shares."""
 
     openapi_tag = ApiTag.SETTLEMENTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -100,6 +103,7 @@ class SettlementTransactionListApi(MerchantApi):
     """The paid collections one settlement settled."""
 
     openapi_tag = ApiTag.SETTLEMENTS
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(

@@ -13,9 +13,9 @@ from core.api.responses import EnvelopeResponse, response_example
 from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError
 from merchants.models import Mode
+from merchants.scopes import Scope
 from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
-from sweeps.api.views import actor_label
 from sweeps.services import settlement_account_cooling_off_end
 
 TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
@@ -26,6 +26,7 @@ class TestSettlementAccountActivateApi(MerchantApi):
     """Test mode only: the pending test settlement account takes effect now."""
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (403,)
 
     @extend_schema(
@@ -52,7 +53,7 @@ class TestSettlementAccountActivateApi(MerchantApi):
             raise ApplicationError(TEST_KEYS_ONLY_MESSAGE, status=403)
         now = timezone.now()
         result = settlement_account_cooling_off_end(
-            merchant=self.merchant(request), actor=actor_label(request), now=now
+            merchant=self.merchant(request), actor=self.actor(request), now=now
         )
         return EnvelopeResponse(
             SweepSettingsOutputSerializer(result, context={"now": now}).data,

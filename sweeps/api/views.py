@@ -3,8 +3,6 @@ account) and "sweep now". Views parse input, call one service or selector, seria
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -12,6 +10,7 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse, request_example, response_example
 from core.api.schema_components import ApiTag
+from merchants.scopes import Scope
 from sweeps.api.examples import (
     SETTINGS_EXAMPLE,
     SETTINGS_RETRIEVED,
@@ -29,16 +28,11 @@ from sweeps.selectors import sweep_settings_get
 from sweeps.services import sweep_run_now, sweep_settings_set
 
 
-def actor_label(request: Request) -> str:
-    """Who changed the settings, for the audit record: the merchant and the key's prefix."""
-    auth: Any = request.auth
-    return f"merchant {request.user.pk} key {auth.key.prefix}…"
-
-
 class SweepSettingsApi(MerchantApi):
     """The sweep settings of the key's wallet: schedule, amount kept, settlement account."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ, "PUT": Scope.SWEEPS_WRITE}
     error_statuses = (404, 503)
 
     @property
@@ -123,7 +117,7 @@ class SweepSettingsApi(MerchantApi):
             mode=self.mode(request),
             bank_code=account.get("bank_code"),
             account_number=account.get("account_number"),
-            actor=actor_label(request),
+            actor=self.actor(request),
             now=now,
             **data,
         )
@@ -137,6 +131,7 @@ class SweepRunApi(MerchantApi):
     """Sweep now: today's sweep of the key's wallet, whatever its schedule."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"POST": Scope.SWEEPS_WRITE}
     error_statuses = (404, 503)
 
     @extend_schema(

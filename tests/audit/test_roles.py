@@ -19,7 +19,7 @@ from tests.audit.helpers import act_records
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module("audit.migrations.0008_staff_roles_refunds_sweeps")
+ROLES_MIGRATION = importlib.import_module("audit.migrations.0009_staff_roles_provider_events")
 
 
 def _group_permissions(group: Group) -> set[str]:

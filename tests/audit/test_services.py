@@ -88,3 +88,10 @@ def test_secrets_are_never_stored() -> None:
     assert record.after["nested"] == {"api_key": REDACTED}
     assert live_key[:12] in record.after["note"]  # the visible prefix is kept
     assert live_key[:12] in record.reason
+
+
+def test_a_standard_base64_webhook_secret_in_text_keeps_only_its_prefix() -> None:
+    secret = "whsec_ab+/cdEFgh+ijKLmn/opQRst+uvWXyz0123456789AB="
+    record = audit_record(actor=None, action="test", obj=None, reason=f"pasted {secret}")
+    record.refresh_from_db()
+    assert record.reason == "pasted whsec_ab+/…[redacted]"

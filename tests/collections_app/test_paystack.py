@@ -398,7 +398,7 @@ def test_verify_failure_answers_503_so_paystack_retries(
     "body",
     [
         paystack_event_body("TXN_UNKNOWN"),
-        paystack_event_body("TXN_X", event="transfer.success"),
+        paystack_event_body("TXN_X", event="subscription.create"),
         json.dumps({"event": "charge.success", "data": {}}).encode(),
         json.dumps([1, 2]).encode(),
     ],

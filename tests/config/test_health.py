@@ -80,6 +80,7 @@ def test_the_staleness_threshold_is_a_setting(api_client: APIClient, settings) -
     assert response.json()["message"] == "not ready: worker not seen"
 
 
+@pytest.mark.slow  # waits for a broker connection to time out
 @pytest.mark.django_db
 def test_an_unreachable_broker_and_a_missing_worker_are_both_named(
     api_client: APIClient,

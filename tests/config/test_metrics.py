@@ -136,6 +136,33 @@ def test_pending_payouts_and_their_oldest_age_by_status(merchant_account: Mercha
     assert ("payouts_pending", (("status", "ambiguous"),)) in after
 
 
+def test_a_payout_held_by_the_merchant_does_not_age_the_reserved_gauge(
+    merchant_account: MerchantCreated,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payouts.models import Payout
+
+    fund_wallet(wallet_get(merchant=merchant_account.merchant, mode=Mode.TEST), "100000.00")
+    payout = payout_create(
+        merchant=merchant_account.merchant,
+        mode=Mode.TEST,
+        account_number=GOOD_ACCOUNT,
+        bank_code=GTB_CODE,
+        amount=Decimal("100.00"),
+        idempotency_key=new_idempotency_key(),
+        scheduled_for=timezone.now() + timedelta(hours=2),
+    ).payout
+    Payout.objects.filter(pk=payout.pk).update(created_at=timezone.now() - timedelta(hours=1))
+
+    after = samples(scrape()[1])
+
+    assert value(after, "payouts_pending", status=PayoutStatus.RESERVED) == 1
+    assert value(after, "payouts_pending_oldest_age_seconds", status="reserved") == 0
+
+
 def test_dispatch_rounds_and_provider_outcomes_are_counted(
     merchant_account: MerchantCreated,
 ) -> None:

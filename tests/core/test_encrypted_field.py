@@ -131,9 +131,10 @@ def test_serialised_rows_hold_the_encrypted_form_and_load_back() -> None:
     assert WebhookSettings.objects.get(pk=row.pk).secret == SECRET
 
 
-def test_the_webhook_secret_is_the_encrypted_field() -> None:
+def test_the_webhook_secrets_are_the_encrypted_fields() -> None:
     assert [f"{f.model._meta.label}.{f.name}" for f in encrypted_fields()] == [
-        "merchants.WebhookSettings.secret"
+        "merchants.WebhookSettings.secret",
+        "merchants.WebhookSettings.previous_secret",
     ]
 
 

@@ -45,10 +45,12 @@ from wallets.selectors import wallet_get
 from wallets.services import wallet_fund
 from webhooks.models import Event, WebhookDelivery
 
-pytestmark = pytest.mark.django_db
+# Every route × every hostile input: about 300 cases, seconds in all; the whole suite runs them.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 FUNDING_SECRET = "hostile-input-funding-secret"
 PAYSTACK_SECRET = "hostile-input-paystack-secret"
+FLUTTERWAVE_HASH = "hostile-input-flutterwave-hash"
 CALLBACK_URL = "https://merchant.example.com/payments/callback"
 TOO_DEEP = f"Malformed JSON body: nested more than {MAX_JSON_DEPTH} levels deep"
 STORED = (
@@ -87,6 +89,7 @@ class World:
                 "settlement_id": "stl_" + "0" * 20,  # the world settles nothing: a 404 too
                 "refund_id": "rf_" + "0" * 20,  # the world refunds nothing: a 404 too
                 "provider_name": "sandbox-b",
+                "key_id": 2**31 - 1,  # no such key: a 404 once the text passes
             }[name]
         )
 
@@ -95,6 +98,7 @@ class World:
 def world(merchant_account: MerchantCreated, settings: Any, monkeypatch) -> World:
     settings.FUNDING_WEBHOOK_SECRET = FUNDING_SECRET
     settings.PAYSTACK_SECRET_KEY = PAYSTACK_SECRET
+    settings.FLUTTERWAVE_WEBHOOK_HASH = FLUTTERWAVE_HASH
 
     def resolve(host: str, port: int) -> list[str]:
         if host == "merchant.example.com":
@@ -212,6 +216,10 @@ def _paystack(world: World) -> dict[str, Any]:
     return {"event": "charge.success", "data": {"reference": world.reference}}
 
 
+def _flutterwave(world: World) -> dict[str, Any]:
+    return {"event": "transfer.completed", "data": {"reference": "po_unknown", "status": "FAILED"}}
+
+
 def _refund(world: World) -> dict[str, Any]:
     return {
         "transaction_reference": world.reference,
@@ -227,6 +235,14 @@ def _sweep(world: World) -> dict[str, Any]:
         "amount_to_keep": "5000.00",
         "settlement_account": {"bank_code": "058", "account_number": "0123456789"},
     }
+
+
+def _key_create(world: World) -> dict[str, Any]:
+    return {"name": "hostile reader", "scopes": ["read"]}
+
+
+def _key_roll(world: World) -> dict[str, Any]:
+    return {"expires_in_hours": 24}
 
 
 def _card_form(world: World) -> dict[str, Any]:
@@ -324,6 +340,14 @@ ROUTES = [
     Route("GET", API + "transactions/in/merchant-wallet/beneficiaries/<int:beneficiary_id>"),
     Route("DELETE", API + "transactions/in/merchant-wallet/beneficiaries/<int:beneficiary_id>"),
     Route("POST", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>/requery"),
+    Route("POST", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>/approve"),
+    Route("POST", API + "transactions/in/merchant-wallet/payouts/<int:payout_id>/cancel"),
+    Route("GET", API + "transactions/in/merchant-wallet/approvals"),
+    Route(
+        "PUT",
+        API + "transactions/in/merchant-wallet/approvals",
+        lambda world: {"approval_threshold": "5000.00"},
+    ),
     Route("POST", API + "test-helpers/payouts/<int:payout_id>/return", _return),
     Route("POST", API + "test-helpers/payout-providers/<str:provider_name>", _switch),
     Route("GET", API + "transactions/in/payment-items", query=("page", "limit")),
@@ -347,6 +371,7 @@ ROUTES = [
     Route(
         "POST", API + "webhooks/paystack", _paystack, signature_header="HTTP_X_PAYSTACK_SIGNATURE"
     ),
+    Route("POST", API + "webhooks/flutterwave", _flutterwave, signature_header="HTTP_VERIF_HASH"),
     Route(
         "GET",
         API + "events",
@@ -357,6 +382,14 @@ ROUTES = [
     Route("GET", API + "settlements/<str:settlement_id>"),
     Route("GET", API + "settlements/<str:settlement_id>/transactions", query=("page", "limit")),
     Route("POST", API + "events/<str:event_id>/resend"),
+    Route("GET", API + "keys"),
+    Route("POST", API + "keys", _key_create),
+    Route("POST", API + "keys/roll", _key_roll),
+    Route("DELETE", API + "keys/<int:key_id>"),
+    Route("GET", API + "webhook-settings"),
+    Route("PUT", API + "webhook-settings", lambda world: {"url": CALLBACK_URL}),
+    Route("POST", API + "webhook-settings/rotate-secret", lambda world: {"overlap_hours": 24}),
+    Route("POST", API + "webhook-settings/test"),
     Route("GET", "/checkout/<str:reference>"),
     Route("POST", "/checkout/<str:reference>/card", _card_form),
     Route("POST", "/checkout/<str:reference>/transfer"),
@@ -402,6 +435,8 @@ def test_the_routes_here_are_every_route_of_the_urlconf() -> None:
 def _signed_headers(route: Route, body: bytes) -> dict[str, str]:
     if route.signature_header == "HTTP_X_PROVIDER_SIGNATURE":
         return {route.signature_header: funding_signature_compute(body, secret=FUNDING_SECRET)}
+    if route.signature_header == "HTTP_VERIF_HASH":
+        return {route.signature_header: FLUTTERWAVE_HASH}
     return {route.signature_header: paystack_signature_compute(body, secret_key=PAYSTACK_SECRET)}
 
 

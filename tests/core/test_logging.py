@@ -84,3 +84,9 @@ def test_a_failing_request_logs_no_key(caplog: pytest.LogCaptureFixture, client_
     output = stream.getvalue()
     assert "Unhandled error" in output
     assert created.test_key.plaintext not in output
+
+
+def test_a_standard_base64_webhook_secret_is_redacted_whole() -> None:
+    secret = "whsec_ab+/cdEFgh+ijKLmn/opQRst+uvWXyz0123456789AB="
+    redacted = redact_secrets(f"secret={secret} next")
+    assert redacted == "secret=[REDACTED] next"

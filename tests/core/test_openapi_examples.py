@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import responses
 from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import OpenAPIV30SpecValidator
 from rest_framework.test import APIClient
@@ -84,6 +85,7 @@ def _string_properties(schema: dict[str, Any]) -> Iterator[tuple[str, str, dict[
             yield component, name, prop
 
 
+@pytest.mark.slow  # a full OpenAPI 3.0 validation: seconds
 def test_the_schema_is_a_valid_openapi_3_0_document(schema: dict[str, Any]) -> None:
     assert schema["openapi"].startswith("3.0.")
     errors = [error.message for error in OpenAPIV30SpecValidator(schema).iter_errors()]
@@ -157,6 +159,7 @@ def test_no_nullable_reference_is_left_without_a_type(schema: dict[str, Any]) ->
     assert _strict_errors(payout_item["payout"], schema, None) == []
 
 
+@pytest.mark.slow  # renders and parses the whole schema twice: seconds
 def test_the_yaml_schema_reads_the_same_under_yaml_1_2(
     schema: dict[str, Any], api_client: APIClient
 ) -> None:
@@ -295,6 +298,8 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
     batch = checked.call("post", bulk, data=_request_example(schema, "post", bulk, "ThreePayouts"))
     checked.call("get", f"{bulk}/{{batch_id}}", path=f"{bulk}/{batch['data']['batch']['id']}")
 
+    _payout_controls_flow(checked, schema)
+
     alerts = f"{wallet}/alerts"
     checked.call("get", alerts)
     checked.call("put", alerts, data=_request_example(schema, "put", alerts, "AlertBelowNGN5000"))
@@ -304,6 +309,33 @@ def _payout_flow(checked: Checked, schema: dict[str, Any]) -> None:
     checked.call("get", f"{wallet}/statement", data=days)
     csv = checked.call("get", f"{wallet}/statement/csv", data=days)
     assert csv.lstrip("\ufeff").startswith("date,opening_available,")
+
+
+def _payout_controls_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Approval threshold, a held payout, approve with the creating key, cancel."""
+    wallet = f"{API}/transactions/in/merchant-wallet"
+    payouts = f"{wallet}/payouts"
+    approvals = f"{wallet}/approvals"
+    checked.call("get", approvals)
+    on = _request_example(schema, "put", approvals, "ApprovalFromNGN500,000")
+    checked.call("put", approvals, data=on)
+    checked.call("put", approvals, data={"approval_threshold": "2000.00"})
+    to_account = _request_example(schema, "post", payouts, "ToAnAccount")
+    held = checked.call("post", payouts, data=dict(to_account, idempotency_key="held-1"))
+    payout_id = held["data"]["payout"]["id"]
+    assert held["data"]["payout"]["approval"]["status"] == "pending"
+    approve, cancel = f"{payouts}/{{payout_id}}/approve", f"{payouts}/{{payout_id}}/cancel"
+    same_key = checked.call("post", approve, path=approve.format(payout_id=payout_id))
+    assert same_key["statusCode"] == 403
+    cancelled = checked.call("post", cancel, path=cancel.format(payout_id=payout_id))
+    assert cancelled["data"]["error_message"] == "Cancelled by the merchant"
+    again = checked.call("post", cancel, path=cancel.format(payout_id=payout_id))
+    assert again["statusCode"] == 409
+    assert (
+        checked.call("post", approve, path=approve.format(payout_id=payout_id))["statusCode"] == 409
+    )
+    off = _request_example(schema, "put", approvals, "TurnApprovalOff")
+    checked.call("put", approvals, data=off)
 
 
 def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
@@ -322,6 +354,26 @@ def _sweep_flow(checked: Checked, schema: dict[str, Any]) -> None:
     assert made["statusCode"] == 202
     again = checked.call("post", f"{sweep}/run")
     assert again["data"]["duplicate"] is True
+
+
+def _webhook_settings_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """The webhook settings read, set (the first save answers the secret), rotated both ways
+    and pinged (the merchant's server answered by ``responses``)."""
+    settings_path = f"{API}/webhook-settings"
+    checked.call("get", settings_path)
+    set_url = _request_example(schema, "put", settings_path, "SetTheURL")
+    first = checked.call("put", settings_path, data=set_url)
+    assert first["data"]["secret"] is not None
+    again = checked.call("put", settings_path, data=set_url)
+    assert again["data"]["secret"] is None
+    rotate = f"{settings_path}/rotate-secret"
+    for title in ("DefaultOverlap(24H)", "KeepTheOldSecretFor48H"):
+        checked.call("post", rotate, data=_request_example(schema, "post", rotate, title))
+    checked.call("get", settings_path)
+    with responses.RequestsMock() as mock:
+        mock.add(responses.POST, set_url["url"], status=200, body='{"received":true}')
+        pinged = checked.call("post", f"{settings_path}/test")
+    assert pinged["data"]["succeeded"] is True
 
 
 def _collection_flow(checked: Checked, schema: dict[str, Any], merchant: Any) -> None:
@@ -375,6 +427,20 @@ def _refund_flow(checked: Checked, schema: dict[str, Any], reference: str) -> No
     checked.call("get", one, path=one.format(refund_id=refund_id))
 
 
+def _keys_flow(checked: Checked, schema: dict[str, Any]) -> None:
+    """Last: a restricted key made, listed and revoked, then the calling key rolled (it keeps
+    answering for the example's day)."""
+    keys = f"{API}/keys"
+    created = checked.call("post", keys, data=_request_example(schema, "post", keys, "ReadOnly"))
+    listed = checked.call("get", keys)
+    assert created["data"]["key"]["id"] in [key["id"] for key in listed["data"]]
+    one = f"{keys}/{{key_id}}"
+    checked.call("delete", one, path=one.format(key_id=created["data"]["key"]["id"]))
+    roll = f"{keys}/roll"
+    rolled = checked.call("post", roll, data=_request_example(schema, "post", roll, "OneDay"))
+    assert rolled["data"]["rolled_key"]["expires_at"] is not None
+
+
 def _settlement_flow(checked: Checked, merchant: Any) -> None:
     settlement = SettlementFactory(merchant=merchant, transaction_count=1)
     SettlementShareFactory(settlement=settlement)
@@ -412,6 +478,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     checked = Checked(test_client, schema)
     _payout_flow(checked, schema)
     _sweep_flow(checked, schema)
+    _webhook_settings_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     _settlement_flow(checked, merchant_account.merchant)
     switch = f"{API}/test-helpers/payout-providers/{{provider_name}}"  # last: sandbox goes down
@@ -421,6 +488,7 @@ def test_the_example_requests_answer_as_the_schema_says(
         path=switch.format(provider_name="sandbox"),
         data=_request_example(schema, "post", switch, "SwitchSandboxDown"),
     )
+    _keys_flow(checked, schema)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and
     # returning a successful payout (they need a delivery or a completed transfer).
@@ -429,6 +497,7 @@ def test_the_example_requests_answer_as_the_schema_says(
     assert unanswered == {
         "funding_notification",
         "webhooks_paystack",
+        "webhooks_flutterwave",
         "event_resend",
         "test_helper_payout_return",
     }

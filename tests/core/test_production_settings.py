@@ -38,6 +38,9 @@ SCRUBBED = {
     "PAYSTACK_SECRET_KEY",
     "FIELD_ENCRYPTION_KEYS",
     "PAYOUT_PROVIDER_LIVE",
+    "FLUTTERWAVE_SECRET_KEY",
+    "FLUTTERWAVE_WEBHOOK_HASH",
+    "NAME_ENQUIRY_PROVIDER_LIVE",
     "COLLECTION_PROVIDER_LIVE",
     "REFUND_PROVIDER_LIVE",
     "SECURE_SSL_REDIRECT",
@@ -126,6 +129,22 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
             },
             "REFUND_PROVIDER_LIVE",
         ),
+        (
+            {"PAYOUT_PROVIDER_LIVE": "flutterwave", "FLUTTERWAVE_WEBHOOK_HASH": "flw-hash"},
+            "FLUTTERWAVE_SECRET_KEY",
+        ),
+        (
+            {"PAYOUT_PROVIDER_LIVE": "flutterwave", "FLUTTERWAVE_SECRET_KEY": "FLWSECK-live"},
+            "FLUTTERWAVE_WEBHOOK_HASH",
+        ),
+        (
+            {
+                "NAME_ENQUIRY_PROVIDER_LIVE": (
+                    "wallets.providers.flutterwave.FlutterwaveNameEnquiryProvider"
+                )
+            },
+            "FLUTTERWAVE_SECRET_KEY",
+        ),
         ({"SECRET_KEY": None}, "SECRET_KEY"),
         ({"FIELD_ENCRYPTION_KEYS": None}, "FIELD_ENCRYPTION_KEYS"),
         ({"FIELD_ENCRYPTION_KEYS": ""}, "FIELD_ENCRYPTION_KEYS"),
@@ -150,6 +169,9 @@ def _shown(result: subprocess.CompletedProcess) -> dict:
         "paystack-live-payouts-without-key",
         "paystack-live-collections-without-key",
         "paystack-live-refunds-without-key",
+        "flutterwave-live-payouts-without-key",
+        "flutterwave-live-payouts-without-webhook-hash",
+        "flutterwave-live-name-enquiry-without-key",
         "secret-key-default",
         "encryption-keys-unset",
         "encryption-keys-empty",
@@ -221,6 +243,18 @@ def test_without_paystack_in_live_mode_no_paystack_key_is_needed(tmp_path: Path)
             "PAYOUT_PROVIDER_LIVE": "sandbox",
             "COLLECTION_PROVIDER_LIVE": "sandbox",
             "REFUND_PROVIDER_LIVE": "sandbox",
+        },
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_flutterwave_for_live_payouts_starts_with_its_key_and_hash(tmp_path: Path) -> None:
+    result = _start(
+        {
+            "PAYOUT_PROVIDER_LIVE": "flutterwave",
+            "FLUTTERWAVE_SECRET_KEY": "FLWSECK-live-key-for-the-checks",
+            "FLUTTERWAVE_WEBHOOK_HASH": "flw-dashboard-hash-for-the-checks",
         },
         tmp_path,
     )

@@ -15,6 +15,7 @@ from rest_framework.settings import api_settings
 from core.api import throttling
 from core.api.throttling import SecretKeyRateThrottle
 from core.cache import cache_outage_counts
+from tests.merchants.factories import RestrictedKeyFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
 
@@ -40,11 +41,23 @@ def test_reads_over_the_rate_get_429_with_retry_after(test_client, tight_rates) 
     assert response.json()["data"] is None
 
 
-def test_limits_are_per_secret_key(test_client, live_client, tight_rates) -> None:
+def test_limits_are_per_mode(test_client, live_client, tight_rates) -> None:
     for _ in range(2):
         test_client.get("/t/unauthorized")
     assert test_client.get("/t/unauthorized").status_code == 429
     assert live_client.get("/t/unauthorized").status_code == 200
+
+
+def test_every_key_of_a_merchant_and_mode_shares_one_budget(
+    test_client, merchant_account, client_for, tight_rates
+) -> None:
+    restricted = client_for(RestrictedKeyFactory(merchant=merchant_account.merchant).plaintext)
+    assert test_client.get("/t/unauthorized").status_code == 200
+    assert restricted.get("/t/unauthorized").status_code == 200
+    assert restricted.get("/t/unauthorized").status_code == 429
+    assert test_client.get("/t/unauthorized").status_code == 429
+    other = client_for(RestrictedKeyFactory().plaintext)  # another merchant's
+    assert other.get("/t/unauthorized").status_code == 200
 
 
 def test_reads_and_writes_are_counted_separately(test_client, tight_rates) -> None:

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from core.api.base import ForbiddenMerchantApi, MerchantApi, PaymentItemMerchantApi
 from core.api.fields import AmountField, StrictSerializer
 from core.api.responses import EnvelopeResponse
+from merchants.scopes import Scope
 
 
 class _EchoSerializer(StrictSerializer):
@@ -15,6 +16,8 @@ class _EchoSerializer(StrictSerializer):
 
 
 class UnauthorizedStyleApi(MerchantApi):
+    required_scopes = {"GET": Scope.READ, "POST": Scope.PAYOUTS_WRITE}
+
     def get(self, request: Request) -> EnvelopeResponse:
         return EnvelopeResponse(
             {"merchant_id": request.user.pk, "mode": self.mode(request)}, message="ok"
@@ -27,22 +30,39 @@ class UnauthorizedStyleApi(MerchantApi):
 
 
 class ForbiddenStyleApi(ForbiddenMerchantApi):
+    required_scopes = {"GET": Scope.READ}
+
     def get(self, request: Request) -> EnvelopeResponse:
         return EnvelopeResponse({"ok": True})
 
 
 class BareForbiddenStyleApi(PaymentItemMerchantApi):
+    required_scopes = {"GET": Scope.READ}
+
     def get(self, request: Request) -> EnvelopeResponse:
         return EnvelopeResponse({"ok": True})
 
 
 class BrokenApi(MerchantApi):
+    required_scopes = {"GET": Scope.READ}
+
     def get(self, request: Request) -> EnvelopeResponse:
         raise RuntimeError("database password is hunter2")
 
 
+class UndeclaredApi(MerchantApi):
+    """Declares no scope: no key may call it."""
+
+    def get(self, request: Request) -> EnvelopeResponse:
+        return EnvelopeResponse({"ok": True})
+
+    def post(self, request: Request) -> EnvelopeResponse:
+        return EnvelopeResponse({"ok": True})
+
+
 urlpatterns = [
     path("t/unauthorized", UnauthorizedStyleApi.as_view()),
+    path("t/undeclared", UndeclaredApi.as_view()),
     path("t/forbidden", ForbiddenStyleApi.as_view()),
     path("t/bare", BareForbiddenStyleApi.as_view()),
     path("t/broken", BrokenApi.as_view()),

@@ -24,8 +24,8 @@ from merchants.models import Mode
 from merchants.services import webhook_settings_set
 from payment_items.demo import demo_catalogue_seed
 from tests.faults.conftest import Broker, Processes, free_port, wait_for
-from webhooks.deliveries import webhook_signature_compute
 from webhooks.models import DeliveryStatus, Event, WebhookDelivery
+from webhooks.signing import webhook_signature_compute
 
 pytestmark = [pytest.mark.multiprocess]
 

@@ -1,6 +1,6 @@
 """A merchant world for the schema fuzzer: funded test wallet, catalogue, a payout, a bulk
-payout, a collection transaction and a refund of another, paid one, so generated requests can
-reach real objects as well as 404s."""
+payout, a collection transaction and a refund of another, paid one, a restricted key, so
+generated requests can reach real objects as well as 404s."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from payouts.events import payout_event_emit
 from payouts.models import PayoutStatus
 from payouts.services import PayoutBatchItem, payout_batch_create, payout_create
 from refunds.services import refund_create
+from tests.merchants.factories import RestrictedKeyFactory
 from tests.payouts.factories import PayoutFactory
 from tests.settlements.factories_api import (
     SettlementFactory,
@@ -52,6 +53,7 @@ class FuzzWorld:
     batch_id: int
     refund_id: str
     settlement_id: str
+    key_id: int  # a restricted key of the test mode: the keys routes' existing object
 
     @property
     def headers(self) -> dict[str, str]:
@@ -69,6 +71,7 @@ class FuzzWorld:
             "batch_id": self.batch_id,
             "refund_id": self.refund_id,
             "settlement_id": self.settlement_id,
+            "key_id": self.key_id,
         }
         return {name: value for name, value in known.items() if name in names}
 
@@ -195,4 +198,5 @@ def fuzz_world(merchant_account: MerchantCreated) -> FuzzWorld:
         batch_id=batch.pk,
         refund_id=refund.refund_id,
         settlement_id=settlement.settlement_id,
+        key_id=RestrictedKeyFactory(merchant=merchant, mode=Mode.TEST).pk,
     )

@@ -50,6 +50,7 @@ from webhooks.models import Event
 
 FUZZ_FUNDING_SECRET = "fuzz-funding-secret"
 FUZZ_PAYSTACK_SECRET = "fuzz-paystack-secret"
+FUZZ_FLUTTERWAVE_HASH = "fuzz-flutterwave-hash"
 
 SCHEMA = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
 OPERATIONS = {
@@ -194,6 +195,7 @@ SIGNERS: dict[str, Callable[[bytes], dict[str, str]]] = {
     "POST /api/v1/webhooks/paystack": lambda body: {
         "X-Paystack-Signature": paystack_signature_compute(body, secret_key=FUZZ_PAYSTACK_SECRET)
     },
+    "POST /api/v1/webhooks/flutterwave": lambda body: {"verif-hash": FUZZ_FLUTTERWAVE_HASH},
 }
 STORED = (
     FundingTransfer,
@@ -255,6 +257,7 @@ def test_operation_survives_hostile_values(
 ) -> None:
     settings.FUNDING_WEBHOOK_SECRET = FUZZ_FUNDING_SECRET
     settings.PAYSTACK_SECRET_KEY = FUZZ_PAYSTACK_SECRET
+    settings.FLUTTERWAVE_WEBHOOK_HASH = FUZZ_FLUTTERWAVE_HASH
     operation = OPERATIONS[label]
     path_names = sorted(_path_parameter_names(label))
     known = fuzz_world.path_parameters(set(path_names), label=label)

@@ -5,7 +5,7 @@ from typing import Any
 import factory
 
 from merchants.keys import secret_key_generate, secret_key_hash, secret_key_prefix
-from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
+from merchants.models import KeyKind, Merchant, Mode, SecretKey, WebhookSettings
 
 
 class MerchantFactory(factory.django.DjangoModelFactory):
@@ -35,6 +35,15 @@ class SecretKeyFactory(factory.django.DjangoModelFactory):
         instance = super()._create(model_class, *args, **kwargs)
         instance.plaintext = plaintext
         return instance
+
+
+class RestrictedKeyFactory(SecretKeyFactory):
+    """A restricted key (``rk_<mode>_…``) holding ``scopes``; plaintext on ``key.plaintext``."""
+
+    kind = KeyKind.RESTRICTED
+    name = factory.Sequence(lambda n: f"restricted key {n}")
+    scopes = factory.LazyFunction(lambda: ["read"])
+    plaintext = factory.LazyAttribute(lambda o: secret_key_generate(mode=o.mode, restricted=True))
 
 
 class WebhookSettingsFactory(factory.django.DjangoModelFactory):

@@ -3,8 +3,10 @@ once, audited); merchants and webhook settings created in the admin go through t
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+from datetime import timedelta
 
 import pytest
 from cryptography.fernet import Fernet
@@ -12,13 +14,14 @@ from django.contrib.auth.models import User
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.test import Client
+from django.utils import timezone
 
 from audit.models import AuditRecord
 from core import ssrf
 from core.crypto import STORED_PREFIX
 from merchants.models import Merchant, Mode, SecretKey, WebhookSettings
 from merchants.selectors import secret_key_get_active
-from merchants.services import webhook_settings_set
+from merchants.services import secret_key_roll, webhook_secret_rotate, webhook_settings_set
 from tests.audit.factories import StaffUserFactory
 from tests.audit.helpers import (
     act_records,
@@ -27,6 +30,7 @@ from tests.audit.helpers import (
     audit_count,
     client_for,
 )
+from tests.merchants.factories import RestrictedKeyFactory
 from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +38,7 @@ pytestmark = pytest.mark.django_db
 MERCHANTS = "/admin/merchants/merchant/"
 WEBHOOK_SETTINGS = "/admin/merchants/webhooksettings/"
 KEY_PATTERN = r"sk_(?:test|live)_[A-Za-z0-9_-]{43}"
-SECRET_PATTERN = r"whsec_[A-Za-z0-9_-]{43}"
+SECRET_PATTERN = r"whsec_[A-Za-z0-9+/]{43}="
 REASON = "Merchant reported the key leaked in a support ticket"
 PUBLIC_HOSTS = {"hooks.example.com": ["93.184.216.34"], "intranet.example.com": ["10.0.0.5"]}
 
@@ -167,6 +171,34 @@ def test_key_list_shows_prefixes_never_hashes_or_keys(
     assert stored.prefix in listing
     assert stored.key_hash not in listing
     assert merchant_account.live_key.plaintext not in listing
+
+
+def test_key_list_shows_kind_scopes_and_expiry_never_a_restricted_keys_hash(
+    admin_client: Client, merchant_account
+) -> None:
+
+    rolled = secret_key_roll(calling_key=merchant_account.test_key.secret_key, expires_in_hours=5)
+    restricted = RestrictedKeyFactory(
+        merchant=merchant_account.merchant, name="dashboard reader", scopes=["read"]
+    )
+    response = admin_client.get("/admin/merchants/secretkey/")
+    listing = response.content.decode()
+    assert "Expires at" in listing and "Kind" in listing
+    assert "dashboard reader" in listing and restricted.prefix in listing
+    expiry = timezone.localtime(rolled.rolled.expires_at)
+    assert f"{expiry.hour:02d}:{expiry.minute:02d}" in listing
+    assert rolled.rolled.expires_at - timezone.now() > timedelta(hours=4)
+    for key in SecretKey.objects.all():
+        assert key.key_hash not in listing
+    assert restricted.plaintext not in listing
+    assert rolled.issued.plaintext not in listing
+    page = admin_client.get(f"/admin/merchants/secretkey/{restricted.pk}/change/").content.decode()
+    assert restricted.key_hash not in page and "read" in page
+    merchant_page = admin_client.get(
+        f"{MERCHANTS}{merchant_account.merchant.pk}/change/"
+    ).content.decode()
+    assert "dashboard reader" in merchant_page and "Expires at" in merchant_page
+    assert restricted.key_hash not in merchant_page
 
 
 def test_webhook_settings_list_never_shows_the_secret(
@@ -331,8 +363,44 @@ def test_webhook_secret_rotation_needs_the_permission_and_a_reason(
     assert re.findall(SECRET_PATTERN, response.content.decode()) == [rotated]
     record = act_records().get()
     assert record.action == "merchants.webhooksettings.rotate_webhook_secret"
-    assert (record.before, record.after) == ({"secret": "set"}, {"secret": "rotated"})
+    assert record.before == {"secret": "set"}
+    assert record.after["secret"] == "rotated"
+    stored = WebhookSettings.objects.get(pk=row.pk)
+    assert record.after["overlap_ends_at"] == stored.previous_secret_expires_at.isoformat()
+    assert stored.previous_secret == row.secret  # signs beside the new one for the overlap
     assert record.reason == REASON
+    assert row.secret not in json.dumps(record.after)
+
+
+def test_rotate_now_stops_the_previous_webhook_secret_at_once(
+    security_admin: User, merchant_account
+) -> None:
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
+    )
+    client = client_for(security_admin)
+    data = {"action": "rotate_secret_now", "_selected_action": [row.pk]}
+    response = client.post(WEBHOOK_SETTINGS, {**data, "confirm": "yes", "reason": REASON})
+    stored = WebhookSettings.objects.get(pk=row.pk)
+    assert re.findall(SECRET_PATTERN, response.content.decode()) == [stored.secret]
+    assert (stored.previous_secret, stored.previous_secret_expires_at) == ("", None)
+    record = AuditRecord.objects.get(action="merchants.webhooksettings.rotate_webhook_secret")
+    assert record.after == {"secret": "rotated", "overlap_ends_at": None}
+
+
+def test_webhook_settings_list_shows_the_overlap_never_the_previous_secret(
+    admin_client: Client, merchant_account
+) -> None:
+    row = webhook_settings_set(
+        merchant=merchant_account.merchant, mode=Mode.TEST, url="https://m.example.com/hook"
+    )
+    rotated = webhook_secret_rotate(merchant=merchant_account.merchant, mode=Mode.TEST)
+    listing = admin_client.get(WEBHOOK_SETTINGS).content.decode()
+    change_page = admin_client.get(f"{WEBHOOK_SETTINGS}{row.pk}/change/").content.decode()
+    for page in (listing, change_page):
+        assert "previous secret signs until" in page.lower()
+        assert row.secret not in page
+        assert rotated.secret not in page
 
 
 def test_a_secret_whose_encryption_key_is_lost_still_lists_and_can_be_rotated(

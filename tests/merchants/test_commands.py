@@ -115,12 +115,28 @@ def test_encryption_keys_rotate_moves_every_secret_to_the_new_key(settings) -> N
     assert out.splitlines() == [
         "merchants.WebhookSettings.secret: 3 value(s): 3 re-encrypted from another key, "
         "0 plaintext encrypted, 0 already under the first key; 0 unreadable.",
+        "merchants.WebhookSettings.previous_secret: 0 value(s): 0 re-encrypted from another "
+        "key, 0 plaintext encrypted, 0 already under the first key; 0 unreadable.",
         "Re-encrypted under the first of 2 key(s) in FIELD_ENCRYPTION_KEYS: 3 stored value(s) "
-        "in 1 field(s); 0 unreadable.",
+        "in 2 field(s); 0 unreadable.",
     ]
     assert "3/3 values" in err
     settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
     assert {row.pk: row.secret for row in WebhookSettings.objects.all()} == secrets
+
+
+def test_encryption_keys_rotate_moves_previous_secrets_too(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_OLD]
+    row = WebhookSettingsFactory()
+    rotated = webhook_secret_rotate(merchant=row.merchant, mode=row.mode)
+    assert rotated.previous_secret == row.secret
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, KEY_OLD]
+    _rotate("--no-progress")
+
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW]
+    reread = WebhookSettings.objects.get(pk=row.pk)
+    assert (reread.secret, reread.previous_secret) == (rotated.secret, row.secret)
 
 
 def test_encryption_keys_rotate_again_changes_nothing(settings) -> None:  # type: ignore[no-untyped-def]
@@ -141,7 +157,16 @@ def test_encryption_keys_rotate_again_changes_nothing(settings) -> None:  # type
                 "encrypted": 0,
                 "unreadable": [],
                 "cleared": [],
-            }
+            },
+            {
+                "field": "merchants.WebhookSettings.previous_secret",
+                "values": 0,
+                "current": 0,
+                "reencrypted": 0,
+                "encrypted": 0,
+                "unreadable": [],
+                "cleared": [],
+            },
         ],
         "ok": True,
     }
@@ -155,7 +180,10 @@ def test_encryption_keys_rotate_is_audited_without_values(settings) -> None:  # 
     settings.FIELD_ENCRYPTION_KEYS = [KEY_NEW, KEY_OLD]
     _rotate("--no-progress")
 
-    record = AuditRecord.objects.get(action="merchants.webhooksettings.encryption_keys_rotate")
+    record = AuditRecord.objects.get(
+        action="merchants.webhooksettings.encryption_keys_rotate",
+        after__field="merchants.WebhookSettings.secret",
+    )
     assert record.actor_label.startswith("manage.py encryption_keys_rotate (")
     assert record.object_type == "merchants.webhooksettings"
     assert record.after["values"] == 1
@@ -212,15 +240,21 @@ def test_encryption_keys_rotate_can_clear_values_whose_key_is_lost(settings) -> 
 
     out, _err = _rotate("--clear-unreadable", "--no-progress")
 
-    assert out.splitlines()[-2:] == [
+    lines = out.splitlines()
+    assert (
         f"Cleared: merchants.WebhookSettings.secret, row(s) {lost.pk}: no key decrypted them; "
-        "they are empty now (issue new webhook secrets for them).",
+        "they are empty now (issue new webhook secrets for them)."
+    ) in lines
+    assert lines[-1] == (
         "Re-encrypted under the first of 1 key(s) in FIELD_ENCRYPTION_KEYS: 2 stored value(s) "
-        "in 1 field(s); 0 unreadable, 1 cleared.",
-    ]
+        "in 2 field(s); 0 unreadable, 1 cleared."
+    )
     assert WebhookSettings.objects.get(pk=lost.pk).secret == ""
     assert WebhookSettings.objects.get(pk=kept.pk).secret == kept.secret
-    record = AuditRecord.objects.get(action="merchants.webhooksettings.encryption_keys_rotate")
+    record = AuditRecord.objects.get(
+        action="merchants.webhooksettings.encryption_keys_rotate",
+        after__field="merchants.WebhookSettings.secret",
+    )
     assert record.after["cleared"] == [str(lost.pk)]
     rotated = webhook_secret_rotate(merchant=lost.merchant, mode=lost.mode)
     assert rotated.secret.startswith("whsec_")

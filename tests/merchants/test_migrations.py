@@ -34,6 +34,7 @@ def _raw_secrets() -> dict[int, str]:
         return dict(cursor.fetchall())
 
 
+@pytest.mark.slow  # migrates backwards and forwards: seconds
 @pytest.mark.django_db(transaction=True)
 def test_plaintext_secrets_are_encrypted_and_decrypted_back(settings) -> None:  # type: ignore[no-untyped-def]
     settings.FIELD_ENCRYPTION_KEYS = [KEY]
@@ -52,7 +53,8 @@ def test_plaintext_secrets_are_encrypted_and_decrypted_back(settings) -> None:  
         assert encrypted[with_secret].startswith(STORED_PREFIX)
         assert SECRET not in encrypted[with_secret]
         assert encrypted[without] == ""
-        assert WebhookSettings.objects.get(pk=with_secret).secret == SECRET
+        # (only the secret: the columns of later migrations do not exist yet)
+        assert WebhookSettings.objects.only("secret").get(pk=with_secret).secret == SECRET
 
         _migrate(PLAINTEXT_SCHEMA)
         assert _raw_secrets() == {with_secret: SECRET, without: ""}

@@ -3,12 +3,21 @@ hand-written query, held equal to the ORM's answer."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db.models import Model
+from django.utils import timezone
 
 from merchants.models import Merchant, Mode, SecretKey
-from merchants.selectors import ActiveKey, secret_key_get_active
-from merchants.services import merchant_create, secret_key_rotate
+from merchants.selectors import ActiveKey, secret_key_get_active, webhook_settings_view_get
+from merchants.services import (
+    merchant_create,
+    secret_key_rotate,
+    webhook_secret_rotate,
+    webhook_settings_set,
+)
+from tests.merchants.factories import RestrictedKeyFactory
 from wallets.models import Wallet
 
 pytestmark = pytest.mark.django_db
@@ -78,3 +87,54 @@ def test_the_key_carries_no_attribute_its_model_does_not_declare(db: None) -> No
     found = secret_key_get_active(plaintext=created.test_key.plaintext)
     assert found is not None
     assert not hasattr(found.key, "wallet")
+
+
+def test_a_restricted_key_brings_its_scopes_in_the_same_one_query(django_assert_num_queries):
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    key = RestrictedKeyFactory(merchant=created.merchant, scopes=["read", "refunds:write"])
+    with django_assert_num_queries(1):
+        found = secret_key_get_active(plaintext=key.plaintext)
+        assert found is not None
+        assert found.scopes == frozenset({"read", "refunds:write"})
+        assert found.has_scope("read") and not found.has_scope("payouts:write")
+        assert found.wallet.mode == Mode.TEST
+    secret = secret_key_get_active(plaintext=created.test_key.plaintext)
+    assert secret is not None and secret.has_scope("payouts:approve")
+
+
+def test_a_key_past_its_expiry_brings_nothing(monkeypatch) -> None:
+
+    created = merchant_create(name="Kemi Foods", email="kemi@example.com")
+    expiry = timezone.now() + timedelta(hours=1)
+    SecretKey.objects.filter(pk=created.test_key.secret_key.pk).update(expires_at=expiry)
+    monkeypatch.setattr(timezone, "now", lambda: expiry - timedelta(microseconds=1))
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is not None
+    monkeypatch.setattr(timezone, "now", lambda: expiry)
+    assert secret_key_get_active(plaintext=created.test_key.plaintext) is None
+
+
+# --- webhook settings as the merchant reads them ---------------------------------------------
+
+
+def test_webhook_settings_view_shows_the_overlap_only_while_it_lasts() -> None:
+    merchant = merchant_create(name="Kemi Foods", email="kemi@example.com").merchant
+    webhook_settings_set(merchant=merchant, mode=Mode.TEST, url="https://m.example.com/hook")
+    rotated = webhook_secret_rotate(merchant=merchant, mode=Mode.TEST, overlap=timedelta(hours=2))
+    ends = rotated.previous_secret_expires_at
+    assert ends is not None
+
+    during = webhook_settings_view_get(
+        merchant=merchant, mode=Mode.TEST, now=ends - timedelta(seconds=1)
+    )
+    after = webhook_settings_view_get(merchant=merchant, mode=Mode.TEST, now=ends)
+
+    assert during.previous_secret_expires_at == ends
+    assert after.previous_secret_expires_at is None
+    assert (during.secret_set, during.url) == (True, "https://m.example.com/hook")
+    assert rotated.secret not in repr(during)
+
+
+def test_webhook_settings_view_before_any_settings_is_empty() -> None:
+    merchant = merchant_create(name="Kemi Foods", email="kemi@example.com").merchant
+    view = webhook_settings_view_get(merchant=merchant, mode=Mode.LIVE, now=timezone.now())
+    assert (view.mode, view.url, view.secret_set, view.updated_at) == (Mode.LIVE, "", False, None)

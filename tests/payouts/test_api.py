@@ -65,6 +65,9 @@ PAYOUT_KEYS = {
     "return_reason",
     # The merchant's own idempotency_key, echoed so a payout ties back to the merchant's record.
     "idempotency_key",
+    # The merchant's controls: a second key's approval, and a scheduled time.
+    "approval",
+    "scheduled_for",
 }
 
 

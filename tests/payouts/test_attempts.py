@@ -312,7 +312,7 @@ def test_a_manual_failure_closes_the_attempt_that_could_succeed(
 
 
 def test_the_backfill_gives_each_sent_payout_its_first_attempt(test_wallet: Wallet) -> None:
-    migration = importlib.import_module("payouts.migrations.0010_payout_attempts_backfill")
+    migration = importlib.import_module("payouts.migrations.0013_payout_attempts_backfill")
     ambiguous = PayoutFactory(
         wallet=test_wallet, status=PayoutStatus.AMBIGUOUS, provider_reference="TRF_1"
     )
@@ -371,3 +371,57 @@ def test_two_workers_dispatching_one_payout_make_one_attempt(
     assert PayoutAttempt.objects.filter(payout=payout).count() == 1
     assert SandboxTransfer.objects.get(reference=payout.internal_reference).initiate_count == 1
     assert_wallet_balanced(wallet)
+
+
+def _event(provider: str, reference: str, kind: str, number: int) -> Any:
+    from merchants.models import Mode
+    from payouts.services.provider_events import ProviderTransferEvent
+
+    return ProviderTransferEvent(
+        provider=provider,
+        event_id=f"{provider}:{reference}:{kind}:{number}",
+        reference=reference,
+        kind=kind,  # type: ignore[arg-type]
+        mode=Mode.TEST,
+    )
+
+
+def test_a_provider_event_about_a_refused_attempt_never_settles_the_payout(
+    funded_wallet: Wallet, create_payout: Callable[..., Any], two_providers: TwoProviders
+) -> None:
+    from payouts.services.provider_events import provider_transfer_event_apply
+
+    two_providers.first.initiate = TransferOutcome.REJECTED
+    two_providers.second.initiate = TransferOutcome.PENDING
+    payout = create_payout().payout
+    payout_dispatch(payout_id=payout.pk)
+    reference = payout.internal_reference
+    assert reload(payout).status == PayoutStatus.DISPATCHED
+
+    assert provider_transfer_event_apply(_event("first", reference, "failed", 1)) == "stale"
+    assert provider_transfer_event_apply(_event("first", reference, "success", 2)) == "conflict"
+    assert reload(payout).status == PayoutStatus.DISPATCHED
+    assert _entries(payout, LedgerEntryType.PAYOUT_REVERSAL) == 0
+
+    applied = provider_transfer_event_apply(_event("second", f"{reference}-2", "success", 3))
+
+    assert applied == "applied"
+    assert reload(payout).status == PayoutStatus.SUCCESSFUL
+    assert [o for _p, _r, o in _attempts(payout)] == ["rejected", "successful"]
+    assert_wallet_balanced(funded_wallet)
+
+
+def test_a_provider_event_names_a_payout_by_its_attempts_provider_and_reference(
+    funded_wallet: Wallet, create_payout: Callable[..., Any], two_providers: TwoProviders
+) -> None:
+    from payouts.services.provider_events import payout_for_provider_reference
+
+    two_providers.first.initiate = TransferOutcome.NOT_SENT
+    payout = create_payout().payout
+    payout_dispatch(payout_id=payout.pk)
+    reference = payout.internal_reference
+
+    assert payout_for_provider_reference("second", f"{reference}-2") == payout
+    assert payout_for_provider_reference("first", reference) == payout
+    assert payout_for_provider_reference("second", reference) is None
+    assert payout_for_provider_reference("first", f"{reference}-2") is None

@@ -124,6 +124,9 @@ def test_dispatch_stuck_id_leaves_a_live_claim_alone(test_wallet) -> None:
     assert reload(claimed).status == PayoutStatus.PROCESSING
 
 
+OVERDUE_NONE = " Overdue: 0 payout(s) unresolved past 24 h (0 newly escalated)."
+
+
 def test_requery_ambiguous_says_what_it_did_and_what_waits(funded_wallet, create_payout) -> None:
     payout = create_payout(account_number=AMBIGUOUS_THEN_SUCCESSFUL).payout
     payout_dispatch(payout_id=payout.pk)
@@ -139,7 +142,8 @@ def test_requery_ambiguous_says_what_it_did_and_what_waits(funded_wallet, create
     assert out.strip() == (
         "Considered 1 due payout(s): 1 successful; 0 error(s). Waiting: 2 ambiguous or "
         f"dispatched payout(s) not yet due, next due {local_text(later)} "
-        f"(payout {waiting[1].internal_reference})."
+        f"(payout {waiting[1].internal_reference}). Overdue: 0 payout(s) unresolved past 24 h "
+        "(0 newly escalated)."
     )
     assert "1/1 payouts" in err
     assert "requery [" not in out
@@ -153,14 +157,15 @@ def test_requery_ambiguous_json_has_the_counts(test_wallet) -> None:
     later = PayoutFactory(
         wallet=test_wallet,
         status=PayoutStatus.AMBIGUOUS,
-        next_requery_at=timezone.now() + timedelta(minutes=5),
+        next_requery_at=timezone.now() + timedelta(minutes=2),
     )
     out, _ = run("requery_ambiguous", "--json", "--no-progress")
     report = json.loads(out)
     assert report["sweeper"] == "requery_ambiguous"
     assert report["considered"] == 1
     assert report["errors"] == 0
-    assert report["outcomes"] == {"ambiguous": 1}  # requeried, due again in 10 minutes
+    assert report["outcomes"] == {"ambiguous": 1}  # requeried, due again in 3 minutes
+    assert (report["overdue"], report["escalated"]) == (0, 0)
     assert report["waiting"] == {
         "count": 2,
         "next_due_at": local_isoformat(reload(later).next_requery_at),
@@ -180,7 +185,7 @@ def test_requery_ambiguous_fails_loudly_on_errors(test_wallet) -> None:
         call_command("requery_ambiguous", stdout=out, stderr=StringIO())
     assert out.getvalue().strip() == (
         "Considered 1 due payout(s); 1 error(s). "
-        "Waiting: no ambiguous or dispatched payout is due later."
+        "Waiting: no ambiguous or dispatched payout is due later." + OVERDUE_NONE
     )
 
 
@@ -265,7 +270,7 @@ def test_beat_tasks_hand_work_to_the_workers(funded_wallet, create_payout, setti
     )
     assert payouts_requery_due_task() == (
         "Considered 0 due payout(s); 0 error(s). "
-        "Waiting: no ambiguous or dispatched payout is due later."
+        "Waiting: no ambiguous or dispatched payout is due later." + OVERDUE_NONE
     )
 
 

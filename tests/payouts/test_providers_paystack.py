@@ -315,3 +315,20 @@ def test_no_session_id_until_paystack_gives_one(rsps, provider, session) -> None
     rsps.get(f"{BASE}/transfer/verify/{REFERENCE}", json=body)
 
     assert provider.verify_transfer(reference=REFERENCE).session_id == ""
+
+
+@pytest.mark.parametrize("code", ["34", "35", "63"])
+def test_a_fraud_nip_code_holds_the_transfer_whatever_its_status(rsps, provider, code) -> None:
+    body = transfer_body("failed")
+    body["data"]["gateway_response"] = code
+    rsps.get(f"{BASE}/transfer/verify/{REFERENCE}", json=body)
+    result = provider.verify_transfer(reference=REFERENCE)
+    assert (result.outcome, result.nip_code) == (TransferOutcome.HELD, code)
+
+
+def test_a_gateway_response_that_is_no_nip_code_is_ignored(rsps, provider) -> None:
+    body = transfer_body("success")
+    body["data"]["gateway_response"] = "Approved"
+    rsps.get(f"{BASE}/transfer/verify/{REFERENCE}", json=body)
+    result = provider.verify_transfer(reference=REFERENCE)
+    assert (result.outcome, result.nip_code) == (TransferOutcome.SUCCESSFUL, "")

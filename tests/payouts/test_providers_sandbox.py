@@ -166,3 +166,33 @@ def test_initiate_transfers_loops_over_a_provider_without_a_bulk_call() -> None:
     assert provider.sent == ["a", "b", "c"]
     assert [a.outcome for a in answers] == [TransferOutcome.PENDING] * 3
     assert initiate_transfers(provider, []) == []
+
+
+@pytest.mark.parametrize(
+    ("account_number", "sent", "queried", "code"),
+    [
+        ("1000000005", TransferOutcome.HELD, TransferOutcome.HELD, "34"),
+        ("1000000006", TransferOutcome.UNKNOWN, TransferOutcome.FAILED, "91"),
+        ("1000000007", TransferOutcome.FAILED, TransferOutcome.FAILED, "07"),
+    ],
+)
+def test_nip_code_accounts_answer_their_code(
+    account_number: str, sent: TransferOutcome, queried: TransferOutcome, code: str
+) -> None:
+    provider = SandboxProvider()
+    initiated = provider.initiate_transfer(transfer_request(account_number))
+    verified = provider.verify_transfer(reference="po_test_ref_0001")
+    assert (initiated.outcome, initiated.nip_code) == (sent, code)
+    assert (verified.outcome, verified.nip_code) == (queried, code)
+    assert verified.raw[0].body["data"]["gateway_response"] == code  # type: ignore[index]
+
+
+@pytest.mark.parametrize("account_number", ["0123456789", "1000000001", "1000000003", "1000000005"])
+def test_sandbox_statuses_read_back_through_the_outcome_table(account_number: str) -> None:
+    from payouts.providers.outcomes import provider_status_outcome
+
+    provider = SandboxProvider()
+    provider.initiate_transfer(transfer_request(account_number))
+    verified = provider.verify_transfer(reference="po_test_ref_0001")
+    status = verified.raw[0].body["data"]["status"]  # type: ignore[index]
+    assert provider_status_outcome("sandbox", status) == verified.outcome

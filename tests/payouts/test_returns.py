@@ -223,6 +223,7 @@ def test_the_helper_refuses_unknown_fields(paid, client_for, merchant_account) -
 # --- A return racing a requery -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # real threads racing across transactions
 @pytest.mark.django_db(transaction=True)
 def test_a_return_racing_a_check_returns_once(paid_transactional) -> None:
     payout = paid_transactional

@@ -17,6 +17,7 @@ from payouts.state_machine import (
 S = PayoutStatus
 EXPECTED_ALLOWED = {
     (S.RESERVED, S.PROCESSING),
+    (S.RESERVED, S.FAILED),
     (S.PROCESSING, S.DISPATCHED),
     (S.PROCESSING, S.FAILED),
     (S.DISPATCHED, S.SUCCESSFUL),

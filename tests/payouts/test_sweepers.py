@@ -156,14 +156,19 @@ def ambiguous(funded_wallet, create_payout) -> Payout:
     return reload(payout)
 
 
-def test_not_requeried_before_the_delay(ambiguous) -> None:
-    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(minutes=4))
+def test_not_requeried_before_the_first_step(ambiguous) -> None:
+    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(seconds=59))
     assert report.selected == 0
     assert SandboxTransfer.objects.get(reference=ambiguous.internal_reference).query_count == 0
 
 
-def test_requeried_after_the_delay(funded_wallet, ambiguous) -> None:
-    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(minutes=5, seconds=1))
+def test_the_first_requery_comes_60_to_90_seconds_after_sending(ambiguous) -> None:
+    first = ambiguous.next_requery_at - ambiguous.ambiguous_since
+    assert timedelta(seconds=60) <= first <= timedelta(seconds=90)
+
+
+def test_requeried_after_the_first_step(funded_wallet, ambiguous) -> None:
+    report = payouts_requery_due(now=ambiguous.ambiguous_since + timedelta(seconds=91))
     assert report.selected == 1
     assert report.outcomes == {"successful": 1}
     assert reload(ambiguous).status == PayoutStatus.SUCCESSFUL
@@ -171,8 +176,9 @@ def test_requeried_after_the_delay(funded_wallet, ambiguous) -> None:
     assert_wallet_balanced(funded_wallet)
 
 
-def test_delay_is_configurable(settings, funded_wallet, create_payout) -> None:
-    settings.PAYOUT_AMBIGUOUS_REQUERY_DELAY = timedelta(minutes=30)
+def test_schedule_is_configurable(settings, funded_wallet, create_payout) -> None:
+    settings.PAYOUT_REQUERY_SCHEDULE = [timedelta(minutes=30)]
+    settings.PAYOUT_REQUERY_FIRST_JITTER = timedelta(0)
     payout = create_payout(account_number="1000000002").payout
     payout_dispatch(payout_id=payout.pk)
     since = reload(payout).ambiguous_since
@@ -180,26 +186,81 @@ def test_delay_is_configurable(settings, funded_wallet, create_payout) -> None:
     assert payouts_requery_due(now=since + timedelta(minutes=31)).selected == 1
 
 
-def test_backoff_doubles_between_requeries(funded_wallet, create_payout) -> None:
+def test_requeries_follow_the_schedule_then_hourly(funded_wallet, create_payout) -> None:
     payout = create_payout(account_number="1000000003").payout
     payout_dispatch(payout_id=payout.pk)
-    payout = reload(payout)
-    first_due = payout.next_requery_at
-    assert first_due == payout.ambiguous_since + timedelta(minutes=5)
-
-    assert payouts_requery_due(now=first_due + timedelta(seconds=1)).outcomes == {"ambiguous": 1}
-    after_first = reload(payout).next_requery_at
-    gap_one = after_first - timezone.now()
-    assert timedelta(minutes=9) < gap_one <= timedelta(minutes=10)
-    assert payouts_requery_due(now=first_due + timedelta(minutes=5)).selected == 0
-
-    payouts_requery_due(now=after_first + timedelta(seconds=1))
-    gap_two = reload(payout).next_requery_at - timezone.now()
-    assert timedelta(minutes=19) < gap_two <= timedelta(minutes=20)
-    assert reload(payout).requery_count == 2
+    far = timezone.now() + timedelta(days=2)  # every requery is due
+    gaps = []
+    for _requery in range(5):
+        assert payouts_requery_due(now=far).outcomes == {"ambiguous": 1}
+        gaps.append(reload(payout).next_requery_at - timezone.now())
+    expected = [180, 600, 1800, 3600, 3600]
+    for gap, seconds in zip(gaps, expected, strict=True):
+        assert timedelta(seconds=seconds - 5) < gap <= timedelta(seconds=seconds)
+    assert reload(payout).requery_count == 5
     funded_wallet.refresh_from_db()
     assert funded_wallet.reserved_balance == Decimal("1010.00")
     assert_wallet_balanced(funded_wallet)
+
+
+def test_a_dispatched_payout_still_pending_is_asked_60_to_90_seconds_later(
+    funded_wallet, create_payout
+) -> None:
+    payout = create_payout().payout
+    claim = dispatch_claim(payout_id=payout.pk)
+    assert claim is not None
+    from payouts.providers.base import TransferOutcome, TransferResult
+    from payouts.services import DispatchAnswer, payouts_dispatch_apply
+
+    pending = DispatchAnswer(
+        result=TransferResult(outcome=TransferOutcome.PENDING), verify_before_send=False
+    )
+    payouts_dispatch_apply(claims={payout.pk: claim}, answers={payout.pk: pending})
+    dispatched = reload(payout)
+    assert dispatched.status == PayoutStatus.DISPATCHED
+    delay = dispatched.next_requery_at - dispatched.dispatched_at
+    assert timedelta(seconds=60) <= delay <= timedelta(seconds=90)
+
+
+def test_unresolved_past_a_day_is_escalated_once_and_logged_once(test_wallet, caplog) -> None:
+    now = timezone.now()
+    overdue = PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.AMBIGUOUS,
+        dispatched_at=now - timedelta(hours=25),
+        next_requery_at=now + timedelta(minutes=30),
+    )
+    PayoutFactory(
+        wallet=test_wallet,
+        status=PayoutStatus.AMBIGUOUS,
+        dispatched_at=now - timedelta(hours=23),
+        next_requery_at=now + timedelta(minutes=30),
+    )
+    with caplog.at_level("WARNING", logger="payouts.services.sweepers"):
+        first = payouts_requery_due(now=now)
+        second = payouts_requery_due(now=now + timedelta(minutes=1))
+    assert (first.escalated, first.overdue) == (1, 1)
+    assert (second.escalated, second.overdue) == (0, 1)
+    crossings = [r for r in caplog.records if "escalated to finance" in r.getMessage()]
+    assert len(crossings) == 1
+    assert overdue.internal_reference in crossings[0].getMessage()
+    assert reload(overdue).requery_escalated_at == now
+    assert reload(overdue).status == PayoutStatus.AMBIGUOUS  # never failed without an answer
+    assert "Overdue: 1 payout(s) unresolved past 24 h (0 newly escalated)." in second.summary()
+
+
+def test_a_transfer_the_provider_cannot_find_is_never_failed_by_a_requery(
+    funded_wallet, ambiguous
+) -> None:
+    from payouts.providers.base import TransferOutcome, TransferResult
+    from payouts.services import payout_requery_apply
+
+    not_found = TransferResult(outcome=TransferOutcome.NOT_FOUND, message="Transfer not found")
+    for _requery in range(3):
+        answered = payout_requery_apply(payout_id=ambiguous.pk, result=not_found)
+    assert answered.status == PayoutStatus.AMBIGUOUS
+    funded_wallet.refresh_from_db()
+    assert funded_wallet.reserved_balance == Decimal("1010.00")
 
 
 def test_long_dispatched_payouts_are_requeried(funded_wallet, test_wallet) -> None:

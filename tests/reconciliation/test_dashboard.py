@@ -526,8 +526,9 @@ def test_page_queries_are_few_and_do_not_grow_with_the_data(
     ReconciliationItemFactory.create_batch(3)
     # session, user, user and group permissions; the mode to open on (none asked for); the
     # day×status figures, the pending totals, the oldest pending, the oldest ambiguous, the
+    # oldest held for fraud, the oldest escalated, the provider events in conflict, the
     # unresolved exceptions, the settlements of the day and today
-    with django_assert_max_num_queries(11), CaptureQueriesContext(connection) as many:
+    with django_assert_max_num_queries(14), CaptureQueriesContext(connection) as many:
         response = viewer_client.get(DASHBOARD, {"day": day.isoformat()})
     assert response.status_code == 200
     assert len(many) == len(few)
@@ -568,3 +569,65 @@ def test_page_opens_on_live_mode_once_there_is_a_live_payout(
     assert response.context["board"].mode == Mode.LIVE
     banner = response.content.decode().split('data-testid="dashboard-mode-banner"')[1][:200]
     assert "LIVE MODE" in banner
+
+
+def test_payouts_held_for_fraud_and_escalated_have_their_own_sections(
+    viewer_client, live_wallet
+) -> None:
+    now = local_now()
+    held = payout_at(
+        live_wallet,
+        PayoutStatus.AMBIGUOUS,
+        now - timedelta(hours=2),
+        fraud_flagged_at=now - timedelta(hours=1),
+        fraud_nip_code="34",
+    )
+    escalated = payout_at(
+        live_wallet,
+        PayoutStatus.DISPATCHED,
+        now - timedelta(days=2),
+        dispatched_at=now - timedelta(days=2),
+        requery_escalated_at=now - timedelta(hours=20),
+    )
+    payout_at(live_wallet, PayoutStatus.AMBIGUOUS, now - timedelta(hours=1))
+    payout_at(  # settled since: no longer escalated
+        live_wallet, PayoutStatus.SUCCESSFUL, now - timedelta(days=3), requery_escalated_at=now
+    )
+
+    board = finance_dashboard(day=local_today(), mode=Mode.LIVE)
+    assert [item.payout.pk for item in board.oldest_held] == [held.pk]
+    assert [item.payout.pk for item in board.oldest_escalated] == [escalated.pk]
+    assert (board.held_total, board.escalated_total) == (1, 1)
+
+    response = viewer_client.get(DASHBOARD, {"mode": Mode.LIVE})
+    page = dashboard_markup(response)
+    assert 'data-testid="dashboard-held-for-fraud"' in page
+    assert 'data-testid="dashboard-escalated"' in page
+    hrefs = {link["href"] for link in page_links(response)}
+    for href in (
+        payout_list_url(mode=Mode.LIVE, attention="held"),
+        payout_list_url(mode=Mode.LIVE, attention="escalated"),
+    ):
+        assert href in hrefs
+        listed = viewer_client.get(href)
+        assert listed.status_code == 200
+        assert listed.context["cl"].result_count == 1
+
+
+def test_provider_events_in_conflict_are_counted_for_finance(viewer_client, live_wallet) -> None:
+    from payouts.models import ProviderTransferEventRecord
+
+    payout = payout_at(live_wallet, PayoutStatus.FAILED, local_now() - timedelta(hours=1))
+    ProviderTransferEventRecord.objects.create(
+        provider="paystack",
+        event_id="transfer.success:1",
+        kind="success",
+        reference=payout.internal_reference,
+        result="conflict",
+        payout=payout,
+    )
+    board = finance_dashboard(day=local_today(), mode=Mode.LIVE)
+    assert board.transfer_event_conflicts == 1
+    assert finance_dashboard(day=local_today(), mode=Mode.TEST).transfer_event_conflicts == 0
+    response = viewer_client.get(DASHBOARD, {"mode": Mode.LIVE})
+    assert "Provider transfer events contradicting a final payout" in dashboard_markup(response)

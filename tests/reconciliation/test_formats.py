@@ -186,3 +186,28 @@ def test_an_unknown_format_is_a_400_naming_the_field() -> None:
         format_get("flutterwave")
 
     assert raised.value.message.startswith("statement_format:")
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("00", "successful"),
+        ("96", "pending"),
+        ("25", "pending"),
+        ("91", "failed"),
+        ("34", "failed"),
+        ("07", "failed"),
+        ("68", "failed"),
+    ],
+)
+def test_nip_statement_codes_read_through_the_outcome_table(code: str, status: str) -> None:
+    from reconciliation.formats import NIP_STATUSES
+
+    assert NIP_STATUSES[code] == status
+
+
+def test_paystack_statement_statuses_are_the_outcome_tables() -> None:
+    from payouts.providers.outcomes import PROVIDER_STATUS_OUTCOMES
+    from reconciliation.formats import PAYSTACK_STATUSES
+
+    assert set(PAYSTACK_STATUSES) == {*PROVIDER_STATUS_OUTCOMES["paystack"], "successful"}

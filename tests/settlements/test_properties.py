@@ -39,7 +39,8 @@ from tests.settlements.helpers import (
     wallet_of,
 )
 
-pytestmark = pytest.mark.django_db
+# Generated settlement sequences against the database: seconds per run.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 ZERO = Decimal("0.00")
 amounts = st.integers(min_value=100, max_value=5_000_000).map(lambda kobo: Decimal(kobo).scaleb(-2))

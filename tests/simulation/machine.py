@@ -50,6 +50,7 @@ from payouts import tasks as payout_tasks
 from payouts.models import FINAL_STATUSES, PENDING_STATUSES, Payout, PayoutStatus
 from tests.merchants.factories import WebhookSettingsFactory
 from tests.payment_items.factories import PaymentItemFactory
+from tests.simulation.controls import ControlsRules
 from tests.simulation.money_in import MONEY_IN_TASKS, MoneyInRules
 from tests.simulation.routing import RoutingRules
 from tests.simulation.world import (
@@ -121,7 +122,7 @@ def _confirm(collection: CollectionTransaction, **kwargs: Any) -> Any:
     return collection_services.transaction_confirm(collection=collection, **kwargs)
 
 
-class MoneyCoreMachine(RoutingRules, MoneyInRules, RuleBasedStateMachine):
+class MoneyCoreMachine(RoutingRules, MoneyInRules, ControlsRules, RuleBasedStateMachine):
     payouts = Bundle("payouts")
     funding_refs = Bundle("funding_refs")
     keys = Bundle("keys")
@@ -166,6 +167,7 @@ class MoneyCoreMachine(RoutingRules, MoneyInRules, RuleBasedStateMachine):
             )
         )
         self._money_in_open()
+        self._controls_open(creating_key_id=account.test_key.secret_key.pk)
 
     def _log(self, text: str) -> None:
         self.env.history.append(f"[{self.env.clock.now():%H:%M:%S}] {text}")
@@ -653,6 +655,7 @@ class MoneyCoreMachine(RoutingRules, MoneyInRules, RuleBasedStateMachine):
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
             self._money_in_drain_round()
+            self._controls_drain_round()
             self.beat_dispatch_round()
             self.beat_dispatch_stuck()
             self.beat_requery_due()

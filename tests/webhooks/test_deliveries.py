@@ -36,7 +36,6 @@ from webhooks.deliveries import (
     webhook_deliveries_sweep,
     webhook_delivery_attempt,
     webhook_delivery_resend,
-    webhook_signature_compute,
 )
 from webhooks.models import (
     DeliveryStatus,
@@ -45,6 +44,7 @@ from webhooks.models import (
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
+from webhooks.signing import webhook_signature_compute
 
 pytestmark = pytest.mark.django_db
 

@@ -89,6 +89,7 @@ def attempt_in_thread(delivery_id: int) -> None:
 # --- the deadline --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # waits for a real delivery deadline
 @pytest.mark.django_db
 @pytest.mark.parametrize("behaviour", ["drip", "silent"])
 def test_an_attempt_ends_by_the_deadline_and_is_recorded_as_a_timeout(
@@ -122,6 +123,7 @@ def test_an_attempt_ends_by_the_deadline_and_is_recorded_as_a_timeout(
     assert delivery.claimed_until is None
 
 
+@pytest.mark.slow  # waits for a real delivery deadline
 @pytest.mark.django_db
 def test_headers_in_time_count_and_the_body_is_read_until_the_deadline(
     merchant: Merchant, settings: Any, allow_private: None
@@ -214,6 +216,7 @@ def test_the_procfile_runs_a_webhooks_pool_and_keeps_the_default_worker_off_its_
 # --- the per-merchant cap ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # waits for a real delivery deadline
 @pytest.mark.django_db(transaction=True)
 def test_at_the_cap_a_merchants_next_delivery_is_deferred_while_another_merchants_goes_out(
     merchant: Merchant, settings: Any, receiver: RecordingReceiver

@@ -37,7 +37,8 @@ MERCHANT_CAP = 2
 USUAL_SECONDS = 6.0  # a payout's create → final on an idle worker is about a second
 WAIT_SECONDS = 90  # long enough to measure how long a stalled worker holds it
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Real receivers that hold a connection open for seconds.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture

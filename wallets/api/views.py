@@ -31,6 +31,7 @@ from core.api.schema_components import ApiTag
 from core.exceptions import ApplicationError, NotFoundError
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
 from merchants.models import Mode
+from merchants.scopes import Scope
 from wallets.api import examples
 from wallets.api.serializers import (
     BankOutputSerializer,
@@ -66,6 +67,7 @@ class WalletDetailApi(MerchantApi):
     """The merchant wallet of the key's mode, with its static funding account."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -90,6 +92,7 @@ class WalletLedgerListApi(MerchantApi):
     """Ledger entries of the key's wallet, newest first, paginated like the payout list."""
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
     @extend_schema(
@@ -131,6 +134,7 @@ class WalletAlertsApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ, "PUT": Scope.ALERTS_WRITE}
     error_statuses = (404,)
 
     @extend_schema(
@@ -232,6 +236,7 @@ class WalletStatementApi(MerchantApi):
 
     renderer_classes = [EnvelopeJSONRenderer, StatementCsvRenderer]
     openapi_tag = ApiTag.WALLET
+    required_scopes = {"GET": Scope.READ}
     error_statuses = (404, 406)
 
     @extend_schema(
@@ -325,6 +330,7 @@ class BankListApi(MerchantApi):
     """The active banks (cached)."""
 
     openapi_tag = ApiTag.BANKS
+    required_scopes = {"GET": Scope.READ}
 
     @extend_schema(
         operation_id="bank_list",
@@ -350,6 +356,7 @@ class NameEnquiryApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.BANKS
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
     throttle_scope = "name_enquiry"
     error_statuses = (503,)
 
@@ -382,6 +389,7 @@ class TestWalletFundApi(MerchantApi):
     """
 
     openapi_tag = ApiTag.TEST_HELPERS
+    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(

@@ -1,5 +1,6 @@
 """Input and output serializers for the events routes (an extension beside docs/spec.md's
-routes: the merchant reads what their server was told and asks for it again)."""
+routes: the merchant reads what their server was told and asks for it again) and the webhook
+settings routes (the URL, the signing secret's rotation and the test ping)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.fields import IsoDateTimeParamField
+from core.api.fields import (
+    IsoDateTimeParamField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from core.api.list_filters import DateRangeParamsSerializer
+from merchants.services import WEBHOOK_SECRET_OVERLAP_MAX_HOURS
 from webhooks.models import DeliveryStatus, DeliveryTarget, Event, EventType
 from webhooks.selectors import event_latest_deliveries
 
@@ -162,8 +169,9 @@ class EventDetailSerializer(EventListItemSerializer):
     )
     body = serializers.CharField(
         help_text=(
-            "the exact JSON text sent (UTF-8): X-Webhook-Signature is the hex HMAC-SHA512 of "
-            "these bytes with the webhook secret"
+            "the exact JSON text sent (UTF-8): webhook-signature signs "
+            '"{webhook-id}.{webhook-timestamp}." followed by these bytes; X-Webhook-Signature '
+            "is the hex HMAC-SHA512 of these bytes with the webhook secret"
         )
     )
     deliveries = DeliverySerializer(
@@ -173,3 +181,77 @@ class EventDetailSerializer(EventListItemSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_payload(self, event: Event) -> Any:
         return json.loads(event.body)
+
+
+# --- Webhook settings ------------------------------------------------------------------------
+
+
+class WebhookSettingsOutputSerializer(serializers.Serializer):
+    """The webhook settings of the key's mode: never the secret."""
+
+    mode = serializers.CharField(help_text="test or live: the key's mode")
+    url = serializers.CharField(help_text="where events are POSTed; empty: no webhook URL")
+    secret_set = serializers.BooleanField(help_text="whether a signing secret is set")
+    previous_secret_expires_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text=(
+            "after a rotation, until when the previous secret keeps signing beside the new one "
+            "(a second webhook-signature); null outside a rotation overlap"
+        ),
+    )
+    updated_at = serializers.DateTimeField(allow_null=True)
+
+
+class WebhookSettingsInputSerializer(StrictSerializer):
+    url = StrictCharField(
+        max_length=500,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text=(
+            "an https URL on a public host (under make run also http on loopback or private "
+            "hosts); an empty string stops webhooks for the mode"
+        ),
+    )
+
+
+class WebhookSettingsSavedSerializer(WebhookSettingsOutputSerializer):
+    secret = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "the signing secret, shown this once, when this save generated the mode's first "
+            "one; null otherwise"
+        ),
+    )
+
+
+class WebhookSecretRotateInputSerializer(StrictSerializer):
+    overlap_hours = StrictIntegerField(
+        required=False,
+        min_value=0,
+        max_value=WEBHOOK_SECRET_OVERLAP_MAX_HOURS,
+        help_text=(
+            "how long the previous secret keeps signing beside the new one (0 to 72; default "
+            "WEBHOOK_SECRET_ROTATION_OVERLAP_HOURS, 24); 0 stops it at once"
+        ),
+    )
+
+
+class WebhookSecretRotatedSerializer(WebhookSettingsOutputSerializer):
+    secret = serializers.CharField(
+        help_text="the new signing secret (whsec_…), shown this once and never again"
+    )
+
+
+class WebhookPingOutputSerializer(serializers.Serializer):
+    event_id = serializers.CharField(help_text="the ping's id (webhook-id); not kept")
+    url = serializers.CharField(help_text="where the ping was sent")
+    sent = serializers.BooleanField(
+        help_text="false when the URL was refused by the SSRF check and nothing was sent"
+    )
+    succeeded = serializers.BooleanField(help_text="your server answered 2xx")
+    status_code = serializers.IntegerField(
+        allow_null=True, help_text="your server's HTTP status; null without an answer"
+    )
+    latency_ms = serializers.IntegerField(allow_null=True)
+    error = serializers.CharField(help_text="timeout, connection error or refusal; else empty")
+    response_excerpt = serializers.CharField(help_text="the start of your server's answer")

@@ -13,8 +13,9 @@ from payouts.services import payout_requery_now, payouts_requery_due
 
 class Command(OneOrSweepCommand):
     help = (
-        "Requery ambiguous and long-dispatched payouts whose next requery time has come "
-        "(PAYOUT_AMBIGUOUS_REQUERY_DELAY after becoming ambiguous, then exponential backoff), "
+        "Requery dispatched and ambiguous payouts whose next requery time has come "
+        "(PAYOUT_REQUERY_SCHEDULE: 60-90 s after sending, then ~3, 10, 30 min, then hourly), "
+        "counting those unresolved past PAYOUT_REQUERY_ESCALATE_AFTER as overdue, "
         "or with --id one dispatched/ambiguous payout now, whatever its next requery time "
         "(recorded in the audit trail). Prints what it considered, what it did and what waits; "
         "exits 1 if any requery failed."

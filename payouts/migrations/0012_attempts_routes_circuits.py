@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('merchants', '0004_merchant_is_platform'),
-        ('payouts', '0008_payout_batch_proposal'),
+        ('payouts', '0011_payout_controls'),
     ]
 
     operations = [

@@ -49,6 +49,6 @@ def backfill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("payouts", "0009_attempts_routes_circuits")]
+    dependencies = [("payouts", "0012_attempts_routes_circuits")]
 
     operations = [migrations.RunPython(backfill, migrations.RunPython.noop)]
