@@ -4,8 +4,10 @@
   beneficiary, completed; the rest is on the change page. Filters: status, mode, merchant, bank,
   created and completed date (Lagos days, with a from/to range). Search: internal reference,
   account number, NIP session id, provider reference (exact), account name;
-* the change page shows the payout's ledger entries, provider answers, resolution proposals and
-  resolutions, and only the buttons the user may use;
+* the change page shows the payout's attempts (each send to a provider) and those providers'
+  health, its ledger entries, provider answers, resolution proposals and resolutions, and only
+  the buttons the user may use;
+* routing rules and provider health have their own pages (``payouts.admin_routing``);
 * actions: requery selected (``payouts.requery_payout``), export CSV (``payouts.export_payouts``:
   Lagos times with their offset, references and account numbers kept as text for Excel),
   propose a resolution (``payouts.propose_resolution``);
@@ -61,6 +63,7 @@ from payouts.admin_resolution import (
     ResolutionPagesMixin,
     open_proposal,
 )
+from payouts.admin_routing import PayoutAttemptInline, provider_health_table
 from payouts.models import (
     FINAL_STATUSES,
     Payout,
@@ -68,6 +71,7 @@ from payouts.models import (
     ProviderTransferEventRecord,
     SandboxTransfer,
 )
+from payouts.selectors import provider_health_list
 from payouts.services import (
     payout_requery,
     payout_return_check,
@@ -226,7 +230,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
         "export_csv",
         "propose_resolution_selected",
     )
-    inlines = (PayoutResolutionProposalInline, PayoutResolutionInline)
+    inlines = (PayoutAttemptInline, PayoutResolutionProposalInline, PayoutResolutionInline)
     fieldsets = (
         (
             None,
@@ -258,6 +262,7 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             {
                 "fields": (
                     "provider_name",
+                    "provider_health_display",
                     "provider_reference",
                     "nip_session_id",
                     "dispatch_attempts",
@@ -394,6 +399,14 @@ class PayoutAdmin(ResolutionPagesMixin, ReadOnlyAdminMixin, BackOfficeAdminMixin
             '<th class="money-head">available Δ</th><th class="money-head">reserved Δ</th>'
             "<th>reference</th></tr></thead><tbody>{}</tbody></table>",
             rows,
+        )
+
+    @admin.display(description="provider health")
+    def provider_health_display(self, obj: Payout) -> SafeString | str:
+        """The health of the providers this payout's attempts went to."""
+        names = set(obj.attempts.values_list("provider_name", flat=True)) | {obj.provider_name}
+        return provider_health_table(
+            [item for item in provider_health_list() if item.provider_name in names]
         )
 
     @admin.display(description="provider responses")
@@ -533,6 +546,7 @@ class SandboxTransferAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
     """What the test-mode provider holds (read-only)."""
 
     list_display = (
+        "provider_name",
         "reference",
         "transfer_code",
         "account_number",

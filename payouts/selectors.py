@@ -1,18 +1,20 @@
-"""Payout reads: the quote, the merchant's list and details, and what the sweepers must look
-at."""
+"""Payout reads: the quote, the merchant's list and details, what the sweepers must look at,
+and each provider's health (its attempts of the circuit window)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Model, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import Count, Max, Model, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import TruncDate
+from django.utils import timezone as django_timezone
 
 from core.api.list_filters import filters_given
 from core.api.pagination import Page, page_items
@@ -21,13 +23,18 @@ from core.db import quoted_column, quoted_table
 from core.exceptions import NotFoundError
 from core.money import CURRENCY_NGN, round_amount
 from payouts.models import (
+    AttemptOutcome,
+    CircuitState,
     Payout,
+    PayoutAttempt,
     PayoutBatch,
     PayoutCountChange,
     PayoutDailyCount,
+    PayoutProviderCircuit,
     PayoutStatus,
     payout_dispatchable_q,
 )
+from payouts.providers.registry import PROVIDER_CLASSES
 from payouts.rules import payout_currency_validate
 from wallets.models import Wallet
 from wallets.selectors import payout_fee_calculate
@@ -410,6 +417,11 @@ def payout_get(*, merchant: Merchant, mode: str, payout_id: int) -> Payout:
     return payout
 
 
+def payout_attempt_list(*, payout: Payout) -> list[PayoutAttempt]:
+    """The payout's sends to providers, oldest first (the prefetched ones when there are)."""
+    return sorted(payout.attempts.all(), key=lambda attempt: attempt.number)
+
+
 PAYOUT_BATCH_NOT_FOUND_MESSAGE = "Payout batch not found"
 
 
@@ -545,3 +557,93 @@ def payout_find(*, identifier: str) -> Payout | None:
             return None
         return Payout.objects.filter(pk=int(identifier)).first()
     return Payout.objects.filter(internal_reference=identifier).first()
+
+
+# --- Provider health -------------------------------------------------------------------------
+
+
+def circuit_window() -> timedelta:
+    """``PAYOUT_CIRCUIT_WINDOW``: how far back a provider's attempts count towards its health."""
+    value = getattr(settings, "PAYOUT_CIRCUIT_WINDOW", None)
+    if value is None:
+        return timedelta(seconds=300)
+    return value if isinstance(value, timedelta) else timedelta(seconds=value)
+
+
+@dataclass(frozen=True)
+class ProviderHealth:
+    """A provider's recent attempts and its circuit, as the back office shows them."""
+
+    provider_name: str
+    state: str
+    attempts: int
+    answered: int
+    unknown: int
+    not_sent: int
+    rejected: int
+    last_attempt_at: datetime | None
+    opened_at: datetime | None
+
+    def rate(self, count: int) -> float:
+        return count / self.answered if self.answered else 0.0
+
+    @property
+    def failure_rate(self) -> float:
+        return self.rate(self.unknown + self.not_sent + self.rejected)
+
+
+def provider_attempt_counts(
+    provider_names: Iterable[str], *, since: dict[str, datetime]
+) -> dict[str, dict[str, Any]]:
+    """Per provider: its attempts since ``since[name]``, answered ones, and each bad outcome."""
+    counted: dict[str, dict[str, Any]] = {}
+    for name in provider_names:
+        counted[name] = PayoutAttempt.objects.filter(
+            provider_name=name, created_at__gte=since[name]
+        ).aggregate(
+            attempts=Count("id"),
+            answered=Count("id", filter=~Q(outcome=AttemptOutcome.IN_FLIGHT)),
+            unknown=Count("id", filter=Q(outcome=AttemptOutcome.UNKNOWN)),
+            not_sent=Count("id", filter=Q(outcome=AttemptOutcome.NOT_SENT)),
+            rejected=Count("id", filter=Q(outcome=AttemptOutcome.REJECTED)),
+            last_attempt_at=Max("created_at"),
+        )
+    return counted
+
+
+def attempts_counted_since(circuit: PayoutProviderCircuit | None, *, now: datetime) -> datetime:
+    """Where a provider's health window starts: the window's start, or its circuit's last
+    closing if later (failures before a closing no longer count)."""
+    start = now - circuit_window()
+    if circuit is not None and circuit.closed_at is not None and circuit.closed_at > start:
+        return circuit.closed_at
+    return start
+
+
+def provider_health_list(*, now: datetime | None = None) -> list[ProviderHealth]:
+    """Every payout provider's health (``payouts.services.circuits``): its circuit and its
+    attempts in the window, and its last attempt ever."""
+    now = now or django_timezone.now()
+    circuits = {circuit.provider_name: circuit for circuit in PayoutProviderCircuit.objects.all()}
+    names = sorted(set(PROVIDER_CLASSES) | set(circuits))
+    since = {name: attempts_counted_since(circuits.get(name), now=now) for name in names}
+    counted = provider_attempt_counts(names, since=since)
+    last = dict(
+        PayoutAttempt.objects.values("provider_name")
+        .annotate(last=Max("created_at"))
+        .values_list("provider_name", "last")
+    )
+    return [
+        ProviderHealth(
+            provider_name=name,
+            state=circuits[name].state if name in circuits else CircuitState.CLOSED,
+            attempts=counted[name]["attempts"],
+            answered=counted[name]["answered"],
+            unknown=counted[name]["unknown"],
+            not_sent=counted[name]["not_sent"],
+            rejected=counted[name]["rejected"],
+            last_attempt_at=last.get(name),
+            opened_at=circuits[name].opened_at if name in circuits else None,
+        )
+        for name in names
+    ]

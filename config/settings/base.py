@@ -414,6 +414,19 @@ PAYOUT_PROVIDER_BY_MODE = {
     "live": env.str("PAYOUT_PROVIDER_LIVE", default="paystack"),
 }
 PAYOUT_PROVIDER_TIMEOUT_SECONDS = env.float("PAYOUT_PROVIDER_TIMEOUT_SECONDS", default=30.0)
+# Routing: the providers a payout fails over to, in order, after the mode's provider, when no
+# PayoutRoute matches it (a failover happens only when a send certainly moved no money).
+PAYOUT_FAILOVER_PROVIDERS_BY_MODE = {
+    "test": env.list("PAYOUT_FAILOVER_PROVIDERS_TEST", default=["sandbox-b"]),
+    "live": env.list("PAYOUT_FAILOVER_PROVIDERS_LIVE", default=[]),
+}
+# Circuit breaker of each payout provider, from its attempts of the last window.
+PAYOUT_CIRCUIT_WINDOW = timedelta(seconds=env.int("PAYOUT_CIRCUIT_WINDOW_SECONDS", default=300))
+PAYOUT_CIRCUIT_MIN_ATTEMPTS = env.int("PAYOUT_CIRCUIT_MIN_ATTEMPTS", default=10)
+PAYOUT_CIRCUIT_FAILURE_RATE = env.float("PAYOUT_CIRCUIT_FAILURE_RATE", default=0.5)
+PAYOUT_CIRCUIT_COOLDOWN = timedelta(seconds=env.int("PAYOUT_CIRCUIT_COOLDOWN_SECONDS", default=60))
+# How late a sandbox provider switched ``slow`` answers (at most 5 seconds).
+PAYOUT_SANDBOX_SLOW_SECONDS = min(env.float("PAYOUT_SANDBOX_SLOW_SECONDS", default=3.0), 5.0)
 # A payout returned by the beneficiary's bank after success gives back its principal; its fee
 # too only when this is on (the transfer was made, so by default the fee is kept).
 PAYOUT_RETURN_REFUNDS_FEE = env.bool("PAYOUT_RETURN_REFUNDS_FEE", default=False)

@@ -20,6 +20,10 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # turns it on.
 AXES_ENABLED = False
 
+# No failover provider by default: a test's fake provider stands for every provider name, so a
+# refusal would be sent to it again. Tests of routing and failover set this themselves.
+PAYOUT_FAILOVER_PROVIDERS_BY_MODE = {"test": [], "live": []}
+PAYOUT_SANDBOX_SLOW_SECONDS = 0.0
 # Each pytest-xdist worker counts its own /metrics: the multiprocess files of one worker's
 # requests never show up in another worker's scrape.
 _XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")

@@ -131,8 +131,28 @@ LIST_EXAMPLES = [
         "Payouts retrieved successfully",
     )
 ]
+ATTEMPTS_FAILED_OVER_EXAMPLE: list[dict[str, Any]] = [
+    {
+        "number": 1,
+        "provider": "sandbox",
+        "status": "not_sent",
+        "created_at": "2026-03-02T09:15:05.020000+01:00",
+        "completed_at": "2026-03-02T09:15:05.031000+01:00",
+    },
+    {
+        "number": 2,
+        "provider": "sandbox-b",
+        "status": "successful",
+        "created_at": "2026-03-02T09:15:05.060000+01:00",
+        "completed_at": "2026-03-02T09:15:09.402000+01:00",
+    },
+]
+PAYOUT_DETAIL_EXAMPLE: dict[str, Any] = {
+    **PAYOUT_SUCCESSFUL_EXAMPLE,
+    "attempts": ATTEMPTS_FAILED_OVER_EXAMPLE,
+}
 DETAIL_EXAMPLES = [
-    response_example("A payout", PAYOUT_SUCCESSFUL_EXAMPLE, "Payout retrieved successfully")
+    response_example("A payout", PAYOUT_DETAIL_EXAMPLE, "Payout retrieved successfully"),
 ]
 
 
@@ -140,12 +160,29 @@ def requery_examples(
     success_message: str, failed_message: str, ambiguous_message: str, pending_message: str
 ) -> list[OpenApiExample]:
     return [
-        response_example("Completed", PAYOUT_SUCCESSFUL_EXAMPLE, success_message),
-        response_example("Failed, funds released", PAYOUT_FAILED_EXAMPLE, failed_message),
-        response_example("Not yet conclusive", PAYOUT_AMBIGUOUS_EXAMPLE, ambiguous_message, 202),
+        response_example("Completed", PAYOUT_DETAIL_EXAMPLE, success_message),
+        response_example(
+            "Failed, funds released",
+            {
+                **PAYOUT_FAILED_EXAMPLE,
+                "attempts": [ATTEMPTS_FAILED_OVER_EXAMPLE[1] | {"status": "failed"}],
+            },
+            failed_message,
+        ),
+        response_example(
+            "Not yet conclusive",
+            {
+                **PAYOUT_AMBIGUOUS_EXAMPLE,
+                "attempts": [
+                    ATTEMPTS_FAILED_OVER_EXAMPLE[1] | {"status": "unknown", "completed_at": None}
+                ],
+            },
+            ambiguous_message,
+            202,
+        ),
         response_example(
             "Still processing",
-            PAYOUT_EXAMPLE,
+            {**PAYOUT_EXAMPLE, "attempts": []},
             pending_message,
             202,
             description="Not yet sent to the bank, or sent and still pending there.",

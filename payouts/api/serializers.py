@@ -21,12 +21,13 @@ from core.api.list_filters import DateRangeParamsSerializer, status_param_field
 from core.exceptions import ApplicationError
 from core.money import CURRENCY_NGN, format_amount
 from payouts.models import (
+    AttemptOutcome,
     PayoutApprovalStatus,
     PayoutBatchItemResult,
     PayoutBatchStatus,
     PayoutStatus,
 )
-from payouts.selectors import MAX_DATABASE_ID
+from payouts.selectors import MAX_DATABASE_ID, payout_attempt_list
 from payouts.services import BATCH_MAX_ITEMS, PayoutBatchItem
 
 BENEFICIARY_ACCOUNT_FIELDS = ("account_number", "bank_code", "bank_id")
@@ -389,6 +390,49 @@ class PayoutOutputSerializer(serializers.Serializer):
             "approval": approval_representation(payout, zone=zone),
             "scheduled_for": timestamp_representation(payout.scheduled_for, zone=zone),
         }
+
+
+class PayoutAttemptOutputSerializer(serializers.Serializer):
+    """One send of the payout to a provider (extension)."""
+
+    number = serializers.IntegerField(help_text="1 for the first send, then 2, 3, …")
+    provider = serializers.CharField(source="provider_name", help_text="the provider it went to")
+    status = serializers.ChoiceField(
+        source="outcome",
+        choices=AttemptOutcome.choices,
+        help_text="in_flight while being sent; pending, unknown (no conclusive answer yet), "
+        "successful or failed as the provider answers; not_sent or rejected when it certainly "
+        "moved no money (the payout may then go to another provider)",
+    )
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+
+
+class PayoutDetailOutputSerializer(PayoutOutputSerializer):
+    """The Payout resource of one payout's routes (retrieve, requery), with the extension field
+    ``attempts``; the list leaves it out, to stay one read per page."""
+
+    attempts = PayoutAttemptOutputSerializer(
+        many=True,
+        help_text="Extension: every send of the payout to a provider, oldest first. The service "
+        "chooses the provider; a send that certainly moved no money may be followed by another "
+        "to a different provider, and at most one can ever succeed.",
+    )
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        zone = timezone.get_current_timezone()
+        data["attempts"] = [
+            {
+                "number": attempt.number,
+                "provider": attempt.provider_name,
+                "status": attempt.outcome,
+                "created_at": timestamp_representation(attempt.created_at, zone=zone),
+                "completed_at": timestamp_representation(attempt.completed_at, zone=zone),
+            }
+            for attempt in payout_attempt_list(payout=instance)
+        ]
+        return data
 
 
 class PayoutCreateOutputSerializer(serializers.Serializer):

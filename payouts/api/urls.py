@@ -6,6 +6,7 @@ from django.urls import path
 
 from payouts.api.controls import PayoutApprovalSettingsApi, PayoutApproveApi, PayoutCancelApi
 from payouts.api.provider_webhooks import FlutterwaveWebhookApi
+from payouts.api.test_helpers import TestPayoutProviderSwitchApi
 from payouts.api.views import (
     PayoutBatchCreateApi,
     PayoutBatchDetailApi,
@@ -62,6 +63,11 @@ urlpatterns = [
         "test-helpers/payouts/<int:payout_id>/return",
         TestPayoutReturnApi.as_view(),
         name="test-payout-return",
+    ),
+    path(
+        "test-helpers/payout-providers/<str:provider_name>",
+        TestPayoutProviderSwitchApi.as_view(),
+        name="test-payout-provider-switch",
     ),
     path("webhooks/flutterwave", FlutterwaveWebhookApi.as_view(), name="webhook-flutterwave"),
 ]

@@ -29,6 +29,7 @@ from payouts.api.serializers import (
     PayoutBatchOutputSerializer,
     PayoutCreateInputSerializer,
     PayoutCreateOutputSerializer,
+    PayoutDetailOutputSerializer,
     PayoutListParamsSerializer,
     PayoutOutputSerializer,
     PayoutQuoteInputSerializer,
@@ -216,7 +217,7 @@ class PayoutDetailApi(MerchantApi):
             "One payout of the key's wallet by its id, as it stands now. A payout of another "
             "merchant, or of the other mode (test or live), is a 404."
         ),
-        responses=PayoutOutputSerializer,
+        responses=PayoutDetailOutputSerializer,
         examples=examples.DETAIL_EXAMPLES,
     )
     def get(self, request: Request, payout_id: int) -> EnvelopeResponse:
@@ -224,7 +225,7 @@ class PayoutDetailApi(MerchantApi):
             merchant=self.merchant(request), mode=self.mode(request), payout_id=payout_id
         )
         return EnvelopeResponse(
-            PayoutOutputSerializer(payout).data, message="Payout retrieved successfully"
+            PayoutDetailOutputSerializer(payout).data, message="Payout retrieved successfully"
         )
 
 
@@ -260,9 +261,9 @@ class PayoutRequeryApi(MerchantApi):
         ),
         request=None,
         responses={
-            200: PayoutOutputSerializer,
+            200: PayoutDetailOutputSerializer,
             202: OpenApiResponse(
-                PayoutOutputSerializer, description="still processing or not yet conclusive"
+                PayoutDetailOutputSerializer, description="still processing or not yet conclusive"
             ),
         },
     )
@@ -271,7 +272,7 @@ class PayoutRequeryApi(MerchantApi):
             merchant=self.merchant(request), mode=self.mode(request), payout_id=payout_id
         )
         payout = payout_requery(payout=payout)
-        data = PayoutOutputSerializer(payout).data
+        data = PayoutDetailOutputSerializer(payout).data
         if payout.status == PayoutStatus.SUCCESSFUL:
             return EnvelopeResponse(data, message=REQUERY_SUCCESS_MESSAGE, status=200)
         if payout.status == PayoutStatus.FAILED:

@@ -1,7 +1,8 @@
-"""Which provider carries a payout. The merchant never chooses: the key's mode does.
+"""The payout providers by name, and each mode's provider. The merchant never chooses.
 
-``PAYOUT_PROVIDER_BY_MODE`` maps a mode to a provider name; the name is stored on the payout at
-creation, so later calls (dispatch, requery, sweepers) always reach the provider that holds it.
+``PAYOUT_PROVIDER_BY_MODE`` maps a mode to its provider name, stored on the payout at creation;
+routing (``payouts.services.routing``) chooses the provider of each attempt, and every later
+call about an attempt (requery, sweepers) reaches the provider the attempt went to.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from payouts.providers.base import PayoutProvider
 
 PROVIDER_CLASSES: dict[str, str] = {
     "sandbox": "payouts.providers.sandbox.SandboxProvider",
+    "sandbox-b": "payouts.providers.sandbox.SandboxBProvider",
     "paystack": "payouts.providers.paystack.PaystackProvider",
     "flutterwave": "payouts.providers.flutterwave.FlutterwaveProvider",
 }

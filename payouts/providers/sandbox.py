@@ -19,20 +19,28 @@ it behaves the same in the web process, the worker and the sweepers, and initiat
 one reference is one transfer. A successful sandbox transfer carries a NIP session id (30
 digits: a sending-institution code, the transfer's Lagos time, twelve digits of its code), the
 same at every answer, as a real one does.
+
+Two sandbox providers stand in for two real ones: ``sandbox`` and ``sandbox-b`` (the same
+behaviour, their transfers kept apart). A merchant may switch either ``down`` (every send is
+refused before it connects: ``not_sent``; every check times out) or ``slow`` (every answer comes
+``PAYOUT_SANDBOX_SLOW_SECONDS`` late, at most 5) for its own payouts only
+(``SandboxProviderSwitch``, set through ``POST /api/v1/test-helpers/payout-providers/{name}``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from collections import Counter
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from payouts.models import SandboxTransfer
+from payouts.models import SandboxProviderSwitch, SandboxSwitchState, SandboxTransfer
 from payouts.providers.base import (
     ProviderExchange,
     TransferOutcome,
@@ -69,32 +77,83 @@ MAGIC_ACCOUNTS: dict[str, str] = {
 FAILED_MESSAGE = "Transfer reversed by the beneficiary bank (sandbox)"
 RETURNED_MESSAGE = "Transfer returned by the beneficiary bank after success (sandbox)"
 TIMEOUT_MESSAGE = "Provider timed out before confirming the transfer (sandbox)"
+DOWN_MESSAGE = "Connection refused: {name} is switched down for this merchant (sandbox)"
+SANDBOX_PROVIDER_NAMES: tuple[str, ...] = ("sandbox", "sandbox-b")
 
 
 class SandboxProvider:
     name = "sandbox"
+    code_prefix = "TRF_sbx_"
+
+    def switch_states(self, references: Sequence[str]) -> dict[str, str]:
+        """The merchant's switch of this provider for each reference's payout (one read;
+        a reference without a switch is ``up``)."""
+        if not references:
+            return {}
+        rows = SandboxProviderSwitch.objects.filter(
+            provider_name=self.name,
+            merchant__payouts__attempts__reference__in=list(references),
+        ).values_list("merchant__payouts__attempts__reference", "state")
+        return {reference: state for reference, state in rows if state != SandboxSwitchState.UP}
+
+    def _down_answer(self, operation: str) -> TransferResult:
+        message = DOWN_MESSAGE.format(name=self.name)
+        sending = operation.endswith("initiate_transfer")
+        outcome = TransferOutcome.NOT_SENT if sending else TransferOutcome.UNKNOWN
+        return TransferResult(
+            outcome=outcome,
+            message=message,
+            raw=(
+                ProviderExchange(operation=operation, http_status=None, body=None, error=message),
+            ),
+        )
+
+    @staticmethod
+    def _slow_down(states: dict[str, str]) -> None:
+        if SandboxSwitchState.SLOW in states.values():
+            time.sleep(min(float(getattr(settings, "PAYOUT_SANDBOX_SLOW_SECONDS", 3.0)), 5.0))
 
     def initiate_transfer(self, request: TransferRequest) -> TransferResult:
-        return self._initiate_answer(self._transfer_record(request))
+        return self.initiate_transfers([request])[0]
 
     def initiate_transfers(self, requests: Sequence[TransferRequest]) -> list[TransferResult]:
-        """``initiate_transfer`` for many requests, with the same answers, in two statements
-        whatever the count: one insert of the new transfers (a reference already held is left
-        as it is) and one read of them all; plus one count per transfer initiated again."""
+        """``initiate_transfer`` for many requests: a request whose merchant switched this
+        provider down is refused before it connects; the rest are answered as
+        ``_transfers_initiate`` answers them (late, when switched slow)."""
+        states = self.switch_states([request.reference for request in requests])
+        self._slow_down(states)
+        reachable = [r for r in requests if states.get(r.reference) != SandboxSwitchState.DOWN]
+        answered = iter(self._transfers_initiate(reachable))
+        return [
+            self._down_answer(f"{self.name}.initiate_transfer")
+            if states.get(request.reference) == SandboxSwitchState.DOWN
+            else next(answered)
+            for request in requests
+        ]
+
+    def _transfers_initiate(self, requests: Sequence[TransferRequest]) -> list[TransferResult]:
+        """Every request's answer, in two statements whatever the count: one insert of the new
+        transfers (a reference already held is left as it is) and one read of them all; plus
+        one count per transfer initiated again."""
+        if not requests:
+            return []
         generated = {
             request.reference: SandboxTransfer(
+                provider_name=self.name,
                 reference=request.reference,
                 account_number=request.account_number,
                 amount=request.amount,
                 outcome=_initial_outcome(request.account_number),
-                transfer_code=f"TRF_sbx_{secrets.token_hex(8)}",
+                transfer_code=f"{self.code_prefix}{secrets.token_hex(8)}",
             )
             for request in requests
         }
         SandboxTransfer.objects.bulk_create(generated.values(), ignore_conflicts=True)
         held = {
             transfer.reference: transfer
-            for transfer in SandboxTransfer.objects.filter(reference__in=list(generated))
+            for transfer in SandboxTransfer.objects.filter(
+                provider_name=self.name, reference__in=list(generated)
+            )
         }
         repeated = [
             held[reference].pk
@@ -144,7 +203,7 @@ class SandboxProvider:
             nip_code=nip_code,
             raw=(
                 ProviderExchange(
-                    operation="sandbox.initiate_transfer",
+                    operation=f"{self.name}.initiate_transfer",
                     http_status=http_status,
                     body=body,
                     error=message if body is None else "",
@@ -153,9 +212,15 @@ class SandboxProvider:
         )
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
+        states = self.switch_states([reference])
+        if states.get(reference) == SandboxSwitchState.DOWN:
+            return self._down_answer(f"{self.name}.verify_transfer")
+        self._slow_down(states)
         with transaction.atomic():
             transfer = (
-                SandboxTransfer.objects.select_for_update().filter(reference=reference).first()
+                SandboxTransfer.objects.select_for_update()
+                .filter(provider_name=self.name, reference=reference)
+                .first()
             )
             if transfer is None:
                 return TransferResult(
@@ -163,7 +228,7 @@ class SandboxProvider:
                     message="Transfer not found",
                     raw=(
                         ProviderExchange(
-                            operation="sandbox.verify_transfer",
+                            operation=f"{self.name}.verify_transfer",
                             http_status=404,
                             body={"status": False, "message": "Transfer not found"},
                         ),
@@ -193,27 +258,29 @@ class SandboxProvider:
             nip_code=nip_code,
             raw=(
                 ProviderExchange(
-                    operation="sandbox.verify_transfer",
+                    operation=f"{self.name}.verify_transfer",
                     http_status=200,
                     body=self._body(transfer, outcome, nip_code=nip_code),
                 ),
             ),
         )
 
-    @staticmethod
-    def _transfer_record(request: TransferRequest) -> SandboxTransfer:
+    def _transfer_record(self, request: TransferRequest) -> SandboxTransfer:
         """The sandbox transfer for this reference, created on first sight (idempotent)."""
         try:
             with transaction.atomic():
                 return SandboxTransfer.objects.create(
+                    provider_name=self.name,
                     reference=request.reference,
                     account_number=request.account_number,
                     amount=request.amount,
                     outcome=_initial_outcome(request.account_number),
-                    transfer_code=f"TRF_sbx_{secrets.token_hex(8)}",
+                    transfer_code=f"{self.code_prefix}{secrets.token_hex(8)}",
                 )
         except IntegrityError:  # sent before: the same transfer, counted again
-            existing = SandboxTransfer.objects.get(reference=request.reference)
+            existing = SandboxTransfer.objects.get(
+                provider_name=self.name, reference=request.reference
+            )
         SandboxTransfer.objects.filter(pk=existing.pk).update(
             initiate_count=F("initiate_count") + 1
         )
@@ -244,6 +311,13 @@ class SandboxProvider:
                 },
             },
         }
+
+
+class SandboxBProvider(SandboxProvider):
+    """The second sandbox provider: the same magic accounts, transfers of its own."""
+
+    name = "sandbox-b"
+    code_prefix = "TRF_sbxb_"
 
 
 SANDBOX_INSTITUTION_CODE = "999999"

@@ -7,7 +7,11 @@
 | ``bulk_proposals`` | a bulk upload in the back office: one person proposes, another submits |
 | ``controls`` | the merchant's controls: approval threshold, approve, schedule, cancel, expiry |
 | ``settle`` | a provider's answer or a person's decision applied, and the one way it is written |
-| ``dispatch`` | dispatch rounds: claim, send, apply; a single dispatch is a round of one |
+| ``dispatch`` | dispatch rounds: claim, send, apply (a dispatch is a round of one); failover |
+| ``attempts`` | each send of a payout to a provider, under its own reference; one can succeed |
+| ``routing`` | which provider a payout's next attempt goes to (``PayoutRoute`` rules, defaults) |
+| ``circuits`` | each provider's circuit breaker, and its health as the back office shows it |
+| ``sandbox_switch`` | a merchant's test-mode switch of a sandbox provider (down, slow, up) |
 | ``requery`` | asking the provider about a sent payout, and settling from the answer |
 | ``returns`` | a paid payout the beneficiary's bank sent back |
 | ``trace_ids`` | NIP session ids from statements |
@@ -20,9 +24,10 @@
 
 Money moves only through ``wallets.services``; every status change goes through
 ``payouts.state_machine`` on a locked payout; provider calls happen outside any transaction and
-carry our ``internal_reference`` as their idempotency reference. ``bulk_proposals`` is imported
-from its own module: it reads rows with the API's item parser, which imports this package;
-``flutterwave_events`` too (its webhook route imports it directly).
+carry their attempt's reference (the first attempt's is ``internal_reference``) as their
+idempotency reference. ``bulk_proposals`` is imported from its own module: it reads rows with
+the API's item parser, which imports this package; ``flutterwave_events`` too (its webhook route
+imports it directly).
 """
 
 from payouts.services.bulk import (

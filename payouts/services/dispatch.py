@@ -3,6 +3,13 @@
 transaction; a single payout's dispatch (a task, a sweeper, an operator) is a round of one, so
 there is one way to claim, to send and to settle.
 
+Each send is a ``PayoutAttempt`` (``payouts.services.attempts``): the claim picks the route of a
+new attempt, the send goes to the attempt's provider under the attempt's reference, and the
+answer is kept on the attempt. Failover: an attempt that certainly moved no money (``not_sent``,
+or a ``rejected`` refusal) lets the payout go to another provider, at once in the same round
+when one not tried yet is available. A timeout or a pending answer stays with its provider until
+a final answer; a transfer that existed and failed is never sent elsewhere (the payout fails).
+
 The payouts table is the outbox: a create commits the payout ``reserved`` and wakes the
 dispatcher on commit (``payouts.tasks.payout_dispatch_wake``); beat runs a round every few
 seconds too, so a wake lost to the broker only delays dispatch.
@@ -10,6 +17,7 @@ seconds too, so a wake lost to the broker only delays dispatch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +33,13 @@ from django.utils import timezone
 from core.db import rows_update
 from core.metrics import dispatch_round_count, provider_outcome_count
 from payouts.exceptions import DispatchDeferredError
-from payouts.models import Payout, PayoutStatus, payout_dispatchable_q
+from payouts.models import (
+    AttemptOutcome,
+    Payout,
+    PayoutAttempt,
+    PayoutStatus,
+    payout_dispatchable_q,
+)
 from payouts.providers.base import (
     TransferOutcome,
     TransferRequest,
@@ -33,6 +47,15 @@ from payouts.providers.base import (
     initiate_transfers,
 )
 from payouts.providers.registry import provider_get
+from payouts.services.attempts import (
+    attempt_answer_record,
+    attempt_close,
+    attempt_follow_payout,
+    attempts_write,
+    payout_attempts_for_claim,
+)
+from payouts.services.circuits import circuits_record
+from payouts.services.routing import RoutingTable, routing_table_load
 from payouts.services.settle import (
     PayoutFinalEffects,
     payout_fail,
@@ -50,15 +73,24 @@ class DispatchStep(StrEnum):
     SKIPPED = "skipped"
     APPLIED = "applied"
     DEFERRED = "deferred"
+    FAILOVER = "failover"  # no money moved and another provider is free: sent again at once
+
+
+# How many times one round sends a payout to another provider after a certain non-send.
+FAILOVER_PASSES = 3
 
 
 @dataclass(frozen=True)
 class DispatchClaim:
-    """A payout this round holds (``processing``, claimed at ``attempt``), and whether an
-    earlier attempt may have sent it (the provider is asked by reference before sending)."""
+    """A payout this round holds (``processing``, claimed at ``attempt``), the
+    ``payout_attempt`` it sends (its provider and reference; ``tried``: the providers of the
+    payout's earlier attempts), and whether an earlier claim may have sent it (the provider is
+    asked by reference before sending)."""
 
     payout: Payout
     attempt: int
+    payout_attempt: PayoutAttempt
+    tried: tuple[str, ...] = ()
     verify_before_send: bool = False
 
 
@@ -74,7 +106,13 @@ def claim_is_stale(payout: Payout, *, now: datetime) -> bool:
     return claimed_at is None or claimed_at <= now - dispatch_claim_timeout()
 
 
-CLAIM_FIELDS = ("status", "dispatch_attempts", "dispatch_claimed_at", "verify_before_send")
+CLAIM_FIELDS = (
+    "status",
+    "provider_name",
+    "dispatch_attempts",
+    "dispatch_claimed_at",
+    "verify_before_send",
+)
 
 
 @transaction.atomic
@@ -94,7 +132,10 @@ def payouts_dispatch_claim(
     sweeper, an operator), a ``processing`` payout whose claim went stale or was released is
     retaken too; if its claim went stale, an earlier attempt may have sent the transfer, so it is
     marked ``verify_before_send`` and the provider is asked by reference before anything is sent
-    again (a released claim keeps the mark as it was)."""
+    again (a released claim keeps the mark as it was).
+
+    Each claimed payout gets the attempt it sends (``payout_attempts_for_claim``): its attempt
+    that may still succeed, else a new one routed by the active rules and the circuits."""
     now = timezone.now()
     claimable = Q(status=PayoutStatus.RESERVED)
     # The merchant's controls: a payout awaiting approval or its scheduled time is never
@@ -112,6 +153,7 @@ def payouts_dispatch_claim(
     if payout_ids is not None:
         payouts = payouts.filter(pk__in=list(payout_ids))
     claimed = list(payouts.order_by("id")[:limit])
+    retaken = [payout.pk for payout in claimed if payout.status == PayoutStatus.PROCESSING]
     for payout in claimed:
         if payout.status == PayoutStatus.RESERVED:
             payout_transition(payout=payout, to_status=PayoutStatus.PROCESSING)
@@ -120,20 +162,27 @@ def payouts_dispatch_claim(
         payout.dispatch_attempts += 1
         payout.dispatch_claimed_at = now
         payout.updated_at = now
+    sends = payout_attempts_for_claim(
+        claimed, retaken=retaken, table=lambda: routing_table_load(now=now), now=now
+    )
     rows_update(claimed, (*CLAIM_FIELDS, "updated_at"))
     return [
         DispatchClaim(
             payout=payout,
             attempt=payout.dispatch_attempts,
+            payout_attempt=sends[payout.pk][0],
+            tried=sends[payout.pk][1],
             verify_before_send=payout.verify_before_send,
         )
         for payout in claimed
     ]
 
 
-def transfer_request(payout: Payout) -> TransferRequest:
+def transfer_request(payout: Payout, *, reference: str | None = None) -> TransferRequest:
+    """What is sent for ``payout``, under ``reference`` (its attempt's; by default the
+    payout's own)."""
     return TransferRequest(
-        reference=payout.internal_reference,
+        reference=reference or payout.internal_reference,
         account_number=payout.account_number,
         account_name=payout.account_name,
         bank_code=payout.bank_code,
@@ -156,10 +205,8 @@ def _earlier_transfer_check(claim: DispatchClaim) -> DispatchAnswer | None:
     """For a claim an earlier attempt may have sent: the provider's answer about that transfer
     (settled from it, never sent again), ``NOT_SENT`` when the provider cannot be asked
     (nothing is sent), or ``None`` when it has no such transfer (send it)."""
-    payout = claim.payout
-    earlier = provider_get(payout.provider_name).verify_transfer(
-        reference=payout.internal_reference
-    )
+    sent = claim.payout_attempt
+    earlier = provider_get(sent.provider_name).verify_transfer(reference=sent.reference)
     if earlier.outcome == TransferOutcome.NOT_FOUND:
         return None
     if earlier.outcome == TransferOutcome.UNKNOWN:
@@ -206,12 +253,15 @@ def payouts_dispatch_send(
             answers[claim.payout.pk] = checked
     by_provider: dict[str, list[DispatchClaim]] = {}
     for claim in to_send:
-        by_provider.setdefault(claim.payout.provider_name, []).append(claim)
+        by_provider.setdefault(claim.payout_attempt.provider_name, []).append(claim)
     for provider_name, group in by_provider.items():
         try:
             results = initiate_transfers(
                 provider_get(provider_name),
-                [transfer_request(claim.payout) for claim in group],
+                [
+                    transfer_request(claim.payout, reference=claim.payout_attempt.reference)
+                    for claim in group
+                ],
                 send_by=send_by,
                 clock=clock,
             )
@@ -233,57 +283,75 @@ def payouts_dispatch_send(
 def _answer_apply(
     payout: Payout,
     *,
-    attempt: int,
+    claim: DispatchClaim,
     answer: DispatchAnswer,
+    table: Callable[[], RoutingTable],
     now: datetime,
     effects: PayoutFinalEffects,
 ) -> DispatchStep:
-    """The provider's answer to dispatch attempt ``attempt``, applied to the locked payout in
-    memory: kept for audit only if another attempt took over meanwhile; a ``NOT_SENT``
-    releases the claim; a refusal fails it; any other answer dispatches it and settles it as
-    far as the answer tells (``provider_answer_settle``), its money and event into
-    ``effects``."""
-    result = answer.result
+    """The provider's answer to the claim (dispatch attempt ``claim.attempt``), applied to the
+    locked payout and the attempt it sent, in memory: kept for audit only if another claim took
+    over meanwhile; a ``NOT_SENT`` releases the claim (the attempt closed, unless an earlier
+    send could not be ruled out); a refusal closes the attempt and fails the payout, unless
+    another provider not tried yet may carry it (``FAILOVER``); any other answer dispatches it
+    and settles it as far as the answer tells (``provider_answer_settle``), its money and event
+    into ``effects``, the attempt following the payout."""
+    result, attempt = answer.result, claim.payout_attempt
     provider_answer_record(payout, result)
-    if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != attempt:
+    attempt_answer_record(attempt, result)
+    if payout.status != PayoutStatus.PROCESSING or payout.dispatch_attempts != claim.attempt:
         logger.warning(
             "payout %s: dispatch attempt %s answered after another took over (%s); kept for audit",
             payout.internal_reference,
-            attempt,
+            claim.attempt,
             payout.status,
         )
         return DispatchStep.SKIPPED
     payout.verify_before_send = answer.verify_before_send
+    tried = (*claim.tried, attempt.provider_name)
     if result.outcome == TransferOutcome.NOT_SENT:
         payout.dispatch_claimed_at = None  # free for the next attempt
+        if answer.verify_before_send:
+            return DispatchStep.DEFERRED  # an earlier send is not ruled out: the attempt stays
+        attempt_close(attempt, outcome=AttemptOutcome.NOT_SENT, now=now)
+        if table().has_untried(payout, tried=tried):
+            return DispatchStep.FAILOVER
         return DispatchStep.DEFERRED
     if result.outcome == TransferOutcome.REJECTED:
+        attempt_close(attempt, outcome=AttemptOutcome.REJECTED, now=now)
+        if table().has_untried(payout, tried=tried):
+            payout.dispatch_claimed_at = None
+            return DispatchStep.FAILOVER
         payout_fail(payout, now=now, message=result.message, effects=effects)
     else:
         payout_transition(payout=payout, to_status=PayoutStatus.DISPATCHED)
         payout.dispatched_at = now
         provider_answer_settle(payout, result, now=now, from_requery=False, effects=effects)
+        attempt_follow_payout(attempt, payout, now=now)
     logger.info("payout %s dispatched: %s", payout.internal_reference, payout.status)
     return DispatchStep.APPLIED
 
 
 @transaction.atomic
 def payouts_dispatch_apply(
-    *, attempts: Mapping[int, int], answers: Mapping[int, DispatchAnswer]
+    *, claims: Mapping[int, DispatchClaim], answers: Mapping[int, DispatchAnswer]
 ) -> list[tuple[DispatchStep, Payout]]:
     """Applies a round's answers in one transaction: the payouts locked in id order, each
-    answer applied (``_answer_apply``), then written the one way every settling path writes
-    (``payouts_settled_write``: the captures and releases of every wallet together, the events
-    of the payouts that ended in one insert, the payouts in one update)."""
+    answer applied (``_answer_apply``), their attempts written in one update, then the payouts
+    written the one way every settling path writes (``payouts_settled_write``: the captures and
+    releases of every wallet together, the events of the payouts that ended in one insert, the
+    payouts in one update), and the providers' circuits brought up to date."""
     payouts = list(Payout.objects.select_for_update().filter(pk__in=list(answers)).order_by("pk"))
     now = timezone.now()
     effects = PayoutFinalEffects()
+    table = functools.cache(lambda: routing_table_load(now=now))  # read on a non-send only
     steps = [
         (
             _answer_apply(
                 payout,
-                attempt=attempts[payout.pk],
+                claim=claims[payout.pk],
                 answer=answers[payout.pk],
+                table=table,
                 now=now,
                 effects=effects,
             ),
@@ -291,7 +359,21 @@ def payouts_dispatch_apply(
         )
         for payout in payouts
     ]
+    # A claim another one took over no longer speaks for its attempt (kept on the payout).
+    sent = [
+        claims[payout.pk].payout_attempt for step, payout in steps if step != DispatchStep.SKIPPED
+    ]
+    attempts_write(sent)
+    effects.attempts_followed.update(attempt.payout_id for attempt in sent)
     payouts_settled_write(payouts, effects=effects, now=now)
+    circuits_record(
+        outcomes=[
+            (attempt.provider_name, attempt.outcome)
+            for attempt in sent
+            if attempt.outcome != AttemptOutcome.IN_FLIGHT
+        ],
+        now=now,
+    )
     return steps
 
 
@@ -341,6 +423,10 @@ def payouts_dispatch_round(
     3. apply (``payouts_dispatch_apply``): one transaction applies every answer, money moved
        once per wallet, the events recorded in one insert.
 
+    A payout whose attempt certainly moved no money while a provider it has not tried is
+    available (``DispatchStep.FAILOVER``) is claimed again at once and sent there as a new
+    attempt, up to ``FAILOVER_PASSES`` times; the report counts how each payout ended.
+
     What a crash or a failed step leaves behind is a ``processing`` payout whose claim goes
     stale, or one whose claim a ``NOT_SENT`` released: a round with ``retake_stale`` on its id
     (the ``dispatch_stuck`` sweeper, ``payout_dispatch``) takes it again and verifies it before
@@ -359,15 +445,31 @@ def payouts_dispatch_round(
     if not claims:
         dispatch_round_count(claimed=0, outcomes={})
         return report
-    answers = payouts_dispatch_send(claims, send_by=send_by, clock=clock)
-    steps = payouts_dispatch_apply(
-        attempts={claim.payout.pk: claim.attempt for claim in claims}, answers=answers
-    )
-    for step, payout in steps:
-        report.payouts[payout.pk] = payout
-        report.count(payout.status if step == DispatchStep.APPLIED else str(step))
-    for _unanswered in range(len(claims) - len(answers)):
-        report.count("unanswered")
+    endings: dict[int, str] = {}
+    for _pass in range(FAILOVER_PASSES + 1):
+        answers = payouts_dispatch_send(claims, send_by=send_by, clock=clock)
+        steps = payouts_dispatch_apply(
+            claims={claim.payout.pk: claim for claim in claims}, answers=answers
+        )
+        failover: list[int] = []
+        for claim in claims:
+            if claim.payout.pk not in answers:
+                endings[claim.payout.pk] = "unanswered"
+        for step, payout in steps:
+            report.payouts[payout.pk] = payout
+            endings[payout.pk] = payout.status if step == DispatchStep.APPLIED else str(step)
+            if step == DispatchStep.FAILOVER:
+                endings[payout.pk] = str(DispatchStep.DEFERRED)
+                failover.append(payout.pk)
+        if not failover:
+            break
+        # No money moved and another provider is free: a new attempt goes to it now.
+        send_by = clock() + dispatch_claim_timeout().total_seconds() / 2
+        claims = payouts_dispatch_claim(limit=len(failover), payout_ids=failover, retake_stale=True)
+        if not claims:
+            break
+    for ending in endings.values():
+        report.count(ending)
     dispatch_round_count(claimed=report.claimed, outcomes=report.outcomes)
     logger.info("%s", report.summary())
     return report

@@ -29,17 +29,21 @@ from enum import StrEnum
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.provider_exchange import ProviderExchange
 from merchants.models import Mode
 from payouts.models import (
+    NO_MONEY_MOVED_OUTCOMES,
     Payout,
+    PayoutAttempt,
     PayoutStatus,
     ProviderTransferEventRecord,
     ProviderTransferEventResult,
 )
 from payouts.providers.base import TransferOutcome, TransferResult
+from payouts.services.attempts import attempt_answer_record, attempt_follow_payout, attempts_write
 from payouts.services.returns import payout_return
 from payouts.services.settle import (
     PayoutFinalEffects,
@@ -111,14 +115,28 @@ def payout_for_provider_reference(
     provider: str, reference: str, *, lock: bool = False
 ) -> Payout | None:
     """The payout a provider's transfer reference names: the one place a provider's reference
-    is mapped to a payout (today the reference we send is our ``internal_reference``).
-    ``lock``: under its row lock, in the caller's transaction."""
+    is mapped to a payout. The reference we send is an attempt's (``PayoutAttempt.reference``,
+    unique: the first attempt's is the payout's ``internal_reference``), so the payout is the
+    one whose attempt went to ``provider`` under it; a payout that has no attempt at all (sent
+    before attempts were kept) is found by its own provider and reference. ``lock``: under its
+    row lock, in the caller's transaction."""
     if not reference:
         return None
-    payouts = Payout.objects.filter(provider_name=provider, internal_reference=reference)
+    by_attempt = Q(attempts__provider_name=provider, attempts__reference=reference)
+    before_attempts = Q(provider_name=provider, internal_reference=reference, attempts__isnull=True)
+    payouts = Payout.objects.filter(by_attempt | before_attempts).distinct()
     if lock:
-        payouts = payouts.select_for_update(of=("self",))
+        payouts = Payout.objects.filter(pk__in=payouts.values("pk")).select_for_update(of=("self",))
     return payouts.first()
+
+
+def payout_attempt_for_provider_reference(
+    payout: Payout, provider: str, reference: str
+) -> PayoutAttempt | None:
+    """The payout's attempt an event names (``None`` for a payout sent before attempts)."""
+    return PayoutAttempt.objects.filter(
+        payout=payout, provider_name=provider, reference=reference
+    ).first()
 
 
 def _conflict_with_request(payout: Payout, event: ProviderTransferEvent) -> str:
@@ -130,12 +148,19 @@ def _conflict_with_request(payout: Payout, event: ProviderTransferEvent) -> str:
     return ""
 
 
-def _settle(payout: Payout, event: ProviderTransferEvent) -> ProviderEventResult:
+def _settle(
+    payout: Payout, event: ProviderTransferEvent, attempt: PayoutAttempt | None
+) -> ProviderEventResult:
     now = timezone.now()
     effects = PayoutFinalEffects()
     result = event.transfer_result()
     provider_answer_record(payout, result)
     provider_answer_settle(payout, result, now=now, from_requery=True, effects=effects)
+    if attempt is not None:
+        attempt_answer_record(attempt, result)
+        attempt_follow_payout(attempt, payout, now=now)
+        attempts_write([attempt])
+        effects.attempts_followed.add(payout.pk)
     payouts_settled_write([payout], effects=effects, now=now)
     logger.info(
         "payout %s: %s transfer event %s applied: %s",
@@ -147,14 +172,26 @@ def _settle(payout: Payout, event: ProviderTransferEvent) -> ProviderEventResult
     return ProviderEventResult.APPLIED
 
 
-def _apply_to(payout: Payout, event: ProviderTransferEvent) -> tuple[ProviderEventResult, str]:
-    """What the event does to the locked payout, and a note for the record."""
+def _apply_to(
+    payout: Payout, event: ProviderTransferEvent, attempt: PayoutAttempt | None
+) -> tuple[ProviderEventResult, str]:
+    """What the event does to the locked payout, and a note for the record. An event about an
+    attempt that certainly moved no money (``not_sent``, ``rejected``: the payout may have gone
+    to another provider since) never settles the payout: its failure is stale, its success a
+    conflict for finance."""
     conflict = _conflict_with_request(payout, event)
     if conflict:
         return ProviderEventResult.CONFLICT, conflict
     success = event.kind == ProviderTransferEventKind.SUCCESS
+    if attempt is not None and attempt.outcome in NO_MONEY_MOVED_OUTCOMES:
+        if success:
+            return (
+                ProviderEventResult.CONFLICT,
+                f"success reported for attempt {attempt.number}, which we held {attempt.outcome}",
+            )
+        return ProviderEventResult.STALE, f"attempt {attempt.number} was {attempt.outcome}"
     if payout.status in SETTLING_STATUSES:
-        return _settle(payout, event), ""
+        return _settle(payout, event, attempt), ""
     if payout.status == PayoutStatus.SUCCESSFUL and not success:
         returned = payout_return(
             payout_id=payout.pk, reason=event.message, result=event.transfer_result()
@@ -199,7 +236,8 @@ def provider_transfer_event_apply(event: ProviderTransferEvent) -> ProviderEvent
         record.result = ProviderEventResult.UNKNOWN_REFERENCE
         record.save(update_fields=["result"])
         return ProviderEventResult.UNKNOWN_REFERENCE
-    result, note = _apply_to(payout, event)
+    attempt = payout_attempt_for_provider_reference(payout, event.provider, event.reference)
+    result, note = _apply_to(payout, event, attempt)
     if result == ProviderEventResult.CONFLICT:
         logger.error(
             "payout %s: %s transfer event %s contradicts our records (%s): finance must look",

@@ -1,5 +1,7 @@
 """Requery: asking the provider about a dispatched or ambiguous payout by reference, without
-sending it again, and settling it from the answer."""
+sending it again, and settling it from the answer. The question goes to the provider of the
+payout's attempt that may still succeed, under that attempt's reference; the answer is kept on
+the attempt too."""
 
 from __future__ import annotations
 
@@ -13,12 +15,19 @@ from core.exceptions import ConflictError
 from payouts.models import (
     FINAL_STATUSES,
     Payout,
+    PayoutAttempt,
     PayoutStatus,
 )
 from payouts.providers.base import (
     TransferResult,
 )
 from payouts.providers.registry import provider_get
+from payouts.services.attempts import (
+    attempt_answer_record,
+    attempt_follow_payout,
+    attempts_write,
+    payout_attempt_current,
+)
 from payouts.services.create import payout_dispatch_enqueue
 from payouts.services.dispatch import claim_is_stale
 from payouts.services.settle import (
@@ -35,10 +44,13 @@ NOT_ELIGIBLE_MESSAGE = "Payout is not eligible for status requery"
 
 
 @transaction.atomic
-def payout_requery_apply(*, payout_id: int, result: TransferResult) -> Payout:
+def payout_requery_apply(
+    *, payout_id: int, result: TransferResult, attempt_id: int | None = None
+) -> Payout:
     """Applies a requery's answer to the payout, locked: settled as far as the answer tells
     (``provider_answer_settle``) and written the one way every settling path writes
-    (``payouts_settled_write``); a payout settled meanwhile only keeps the answer for audit."""
+    (``payouts_settled_write``), the asked attempt (``attempt_id``) following it; a payout
+    settled meanwhile only keeps the answer for audit."""
     payout = Payout.objects.select_for_update().get(pk=payout_id)
     provider_answer_record(payout, result)
     now = timezone.now()
@@ -49,6 +61,16 @@ def payout_requery_apply(*, payout_id: int, result: TransferResult) -> Payout:
     payout.requery_count += 1
     effects = PayoutFinalEffects()
     provider_answer_settle(payout, result, now=now, from_requery=True, effects=effects)
+    attempt = (
+        PayoutAttempt.objects.filter(pk=attempt_id, payout=payout).first()
+        if attempt_id is not None
+        else None
+    )
+    if attempt is not None:
+        attempt_answer_record(attempt, result)
+        attempt_follow_payout(attempt, payout, now=now)
+        attempts_write([attempt])
+        effects.attempts_followed.add(payout.pk)
     payouts_settled_write([payout], effects=effects, now=now)
     logger.info("payout %s requeried: %s", payout.internal_reference, payout.status)
     return payout
@@ -71,6 +93,12 @@ def payout_requery(*, payout: Payout) -> Payout:
             payout_id = payout.pk
             transaction.on_commit(lambda: payout_dispatch_enqueue(payout_id=payout_id))
         return payout
-    provider = provider_get(payout.provider_name)
-    result = provider.verify_transfer(reference=payout.internal_reference)
-    return payout_requery_apply(payout_id=payout.pk, result=result)
+    attempt = payout_attempt_current(payout)
+    if attempt is None:  # sent before attempts were kept: the payout's own provider and reference
+        provider_name, reference = payout.provider_name, payout.internal_reference
+    else:
+        provider_name, reference = attempt.provider_name, attempt.reference
+    result = provider_get(provider_name).verify_transfer(reference=reference)
+    return payout_requery_apply(
+        payout_id=payout.pk, result=result, attempt_id=None if attempt is None else attempt.pk
+    )

@@ -26,6 +26,7 @@ from payouts.providers.base import (
     TransferResult,
 )
 from payouts.providers.registry import provider_get
+from payouts.services.attempts import payout_attempt_current
 from payouts.services.settle import provider_answer_record
 from payouts.signals import payout_returned
 from wallets.services import (
@@ -96,7 +97,10 @@ def payout_return_check(*, payout: Payout) -> PayoutReturnResult | None:
     ``None`` when the payout is not successful, already returned, or still paid."""
     if payout.status != PayoutStatus.SUCCESSFUL or payout.returned_at is not None:
         return None
-    result = provider_get(payout.provider_name).verify_transfer(reference=payout.internal_reference)
+    attempt = payout_attempt_current(payout)  # the one that succeeded
+    provider_name = attempt.provider_name if attempt else payout.provider_name
+    reference = attempt.reference if attempt else payout.internal_reference
+    result = provider_get(provider_name).verify_transfer(reference=reference)
     if result.outcome != TransferOutcome.FAILED:
         return None
     return payout_return(payout_id=payout.pk, reason=result.message, result=result)

@@ -18,6 +18,7 @@ from payouts.providers.base import (
     TransferOutcome,
     TransferResult,
 )
+from payouts.services.attempts import payouts_final_attempts_close
 from payouts.services.timing import next_requery_at
 from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
@@ -75,6 +76,8 @@ class PayoutFinalEffects:
 
     settlements: list[ReservationSettlement] = field(default_factory=list)
     final_payouts: list[Payout] = field(default_factory=list)
+    # Payouts whose attempts the caller brought up to date itself (dispatch, requery).
+    attempts_followed: set[int] = field(default_factory=set)
 
     def apply(self) -> None:
         wallet_reservations_settle(settlements=self.settlements)
@@ -209,8 +212,12 @@ def payouts_settled_write(
 ) -> None:
     """Writes what applying answers to the locked ``payouts`` decided, in the caller's
     transaction, the one way every settling path writes: the money and events of those that
-    ended (``effects``), then every payout's settlement fields in one statement."""
+    ended (``effects``) and their attempts that could still succeed (closed as the payout
+    ended), then every payout's settlement fields in one statement."""
     effects.apply()
+    payouts_final_attempts_close(
+        effects.final_payouts, now=now, followed=frozenset(effects.attempts_followed)
+    )
     for payout in payouts:
         payout.updated_at = now
     rows_update(list(payouts), SETTLEMENT_FIELDS)

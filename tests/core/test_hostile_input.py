@@ -88,6 +88,7 @@ class World:
                 "event_id": "evt_" + "0" * 24,  # the world records none: a 404 once it passes
                 "settlement_id": "stl_" + "0" * 20,  # the world settles nothing: a 404 too
                 "refund_id": "rf_" + "0" * 20,  # the world refunds nothing: a 404 too
+                "provider_name": "sandbox-b",
                 "key_id": 2**31 - 1,  # no such key: a 404 once the text passes
             }[name]
         )
@@ -201,6 +202,10 @@ def _initialize(world: World) -> dict[str, Any]:
 
 def _return(world: World) -> dict[str, Any]:
     return {"reason": "Account closed"}
+
+
+def _switch(world: World) -> dict[str, Any]:
+    return {"state": "slow"}
 
 
 def _complete(world: World) -> dict[str, Any]:
@@ -344,6 +349,7 @@ ROUTES = [
         lambda world: {"approval_threshold": "5000.00"},
     ),
     Route("POST", API + "test-helpers/payouts/<int:payout_id>/return", _return),
+    Route("POST", API + "test-helpers/payout-providers/<str:provider_name>", _switch),
     Route("GET", API + "transactions/in/payment-items", query=("page", "limit")),
     Route("GET", API + "transactions/in/payment-item/<int:payment_item_id>"),
     Route("POST", API + "transactions/in/initialize", _initialize),

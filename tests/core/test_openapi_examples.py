@@ -481,6 +481,13 @@ def test_the_example_requests_answer_as_the_schema_says(
     _webhook_settings_flow(checked, schema)
     _collection_flow(checked, schema, merchant_account.merchant)
     _settlement_flow(checked, merchant_account.merchant)
+    switch = f"{API}/test-helpers/payout-providers/{{provider_name}}"  # last: sandbox goes down
+    checked.call(
+        "post",
+        switch,
+        path=switch.format(provider_name="sandbox"),
+        data=_request_example(schema, "post", switch, "SwitchSandboxDown"),
+    )
     _keys_flow(checked, schema)
     assert checked.wrong == [], "\n".join(checked.wrong)
     # Not run here: the provider routes (signed by the providers), resending an event and

@@ -7,7 +7,14 @@ from decimal import Decimal
 
 import factory
 
-from payouts.models import Payout, PayoutResolution, PayoutStatus
+from payouts.models import (
+    AttemptOutcome,
+    Payout,
+    PayoutAttempt,
+    PayoutResolution,
+    PayoutRoute,
+    PayoutStatus,
+)
 from wallets.selectors import bank_get_by_code
 
 
@@ -43,3 +50,33 @@ class PayoutResolutionFactory(factory.django.DjangoModelFactory):
     from_status = PayoutStatus.AMBIGUOUS
     to_status = PayoutStatus.SUCCESSFUL
     reason = "Confirmed with the provider by phone"
+
+
+class PayoutAttemptFactory(factory.django.DjangoModelFactory):
+    """``PayoutAttemptFactory(payout=...)``: attempt 1 under the payout's reference by default."""
+
+    class Meta:
+        model = PayoutAttempt
+
+    number = 1
+    provider_name = "sandbox"
+    reference = factory.LazyAttribute(
+        lambda o: (
+            o.payout.internal_reference
+            if o.number == 1
+            else f"{o.payout.internal_reference}-{o.number}"
+        )
+    )
+    outcome = AttemptOutcome.IN_FLIGHT
+
+
+class PayoutRouteFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = PayoutRoute
+
+    mode = "test"
+    bank_code = ""
+    provider_name = "sandbox"
+    weight = 1
+    priority = 100
+    active = True

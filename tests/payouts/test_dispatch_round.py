@@ -22,7 +22,7 @@ from core.provider_exchange import ProviderExchange
 from merchants.models import Mode
 from merchants.services import merchant_create
 from payouts import services
-from payouts.models import Payout, PayoutStatus, SandboxTransfer
+from payouts.models import Payout, PayoutAttempt, PayoutStatus, SandboxTransfer
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.registry import provider_get
 from payouts.providers.sandbox import (
@@ -214,7 +214,13 @@ def test_not_sent_releases_the_claim_for_the_dispatch_stuck_sweeper(
     deferred.refresh_from_db()
     assert deferred.status == PayoutStatus.SUCCESSFUL
     assert deferred.dispatch_attempts == 2
-    assert scripted.sent.count(deferred.internal_reference) == 2  # NOT_SENT never arrived
+    # NOT_SENT never arrived: the next send is a new attempt under a reference of its own.
+    assert scripted.sent.count(deferred.internal_reference) == 1
+    assert scripted.sent.count(f"{deferred.internal_reference}-2") == 1
+    assert list(deferred.attempts.values_list("outcome", flat=True)) == [
+        "not_sent",
+        "successful",
+    ]
     assert scripted.sent.count(sent.internal_reference) == 1
     assert_wallet_balanced(funded_wallet)
 
@@ -231,7 +237,7 @@ def test_an_answer_after_another_attempt_took_over_is_kept_for_audit_only(
     )
 
     [(step, applied)] = services.payouts_dispatch_apply(
-        attempts={payout.pk: claim.attempt},
+        claims={payout.pk: claim},
         answers={payout.pk: services.DispatchAnswer(result=answer, verify_before_send=False)},
     )
 
@@ -298,14 +304,21 @@ def test_statements_per_round_do_not_grow_with_its_size(
 
     assert report.claimed == size
     statements = _statements(queries)
-    # claim: lock, update; sandbox: insert, read; apply: lock payouts, lock wallet, its update,
-    # the ledger insert, the payouts' update.
+    # claim: lock, the routes, the circuits, the attempts' insert, the payouts' update;
+    # sandbox: the merchants' switches, insert, read; apply: lock payouts, the attempts'
+    # update, lock wallet, its update, the ledger insert, the payouts' update (a sandbox's
+    # answers never move a circuit: no read of them after the apply).
     assert [" ".join(sql.split(" ")[:2]) for sql in statements] == [
         "SELECT " + '"payouts_payout"."id",',
+        'SELECT "payouts_payoutroute"."id",',
+        'SELECT "payouts_payoutprovidercircuit"."provider_name"',
+        "INSERT INTO",
         'UPDATE "payouts_payout"',
+        'SELECT "payouts_payoutattempt"."reference"',
         "INSERT INTO",
         'SELECT "payouts_sandboxtransfer"."id",',
         'SELECT "payouts_payout"."id",',
+        'UPDATE "payouts_payoutattempt"',
         'SELECT "wallets_wallet"."id",',
         'UPDATE "wallets_wallet"',
         "INSERT INTO",
@@ -521,7 +534,9 @@ def test_nothing_is_sent_after_half_the_claim_timeout_and_the_rest_go_to_the_swe
     assert {Payout.objects.get(pk=payout.pk).status for payout in payouts} == {
         PayoutStatus.SUCCESSFUL
     }
-    sends = SandboxTransfer.objects.filter(reference__in=[p.internal_reference for p in payouts])
+    # The two not sent went again as second attempts, under references of their own.
+    references = PayoutAttempt.objects.filter(payout__in=payouts).values("reference")
+    sends = SandboxTransfer.objects.filter(reference__in=references)
     assert sorted(sends.values_list("initiate_count", flat=True)) == [1, 1, 1, 1]
     assert_wallet_balanced(funded_wallet)
 

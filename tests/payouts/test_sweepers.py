@@ -215,7 +215,7 @@ def test_a_dispatched_payout_still_pending_is_asked_60_to_90_seconds_later(
     pending = DispatchAnswer(
         result=TransferResult(outcome=TransferOutcome.PENDING), verify_before_send=False
     )
-    payouts_dispatch_apply(attempts={payout.pk: claim.attempt}, answers={payout.pk: pending})
+    payouts_dispatch_apply(claims={payout.pk: claim}, answers={payout.pk: pending})
     dispatched = reload(payout)
     assert dispatched.status == PayoutStatus.DISPATCHED
     delay = dispatched.next_requery_at - dispatched.dispatched_at

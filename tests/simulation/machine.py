@@ -4,6 +4,9 @@ against the real services and task bodies, with crashes injected at named points
 step the invariants are checked; at the end the world is healed and driven to quiescence, and
 every payout must be final and agree with what the provider really did.
 
+Two payout providers carry the payouts (``routing``): a send that certainly moved no money
+fails over to the other; outages and slow answers are rules of their own.
+
 A failing run prints the shortened sequence of steps (Hypothesis shrinks it) and, under
 ``make simulate``, the seed that reproduces it.
 """
@@ -49,12 +52,14 @@ from tests.merchants.factories import WebhookSettingsFactory
 from tests.payment_items.factories import PaymentItemFactory
 from tests.simulation.controls import ControlsRules
 from tests.simulation.money_in import MONEY_IN_TASKS, MoneyInRules
+from tests.simulation.routing import RoutingRules
 from tests.simulation.world import (
     CrashPoint,
     ProviderHandle,
     ReceiverAnswer,
     Script,
     ScriptedProvider,
+    SecondProviderHandle,
     SimBroker,
     SimClock,
     SimulatedCrash,
@@ -94,6 +99,7 @@ class Environment:
     clock: SimClock
     broker: SimBroker
     provider: ScriptedProvider
+    providers: dict[str, ScriptedProvider]
     receiver: WebhookReceiver
     tasks: dict[str, Any]
     start: datetime
@@ -116,7 +122,7 @@ def _confirm(collection: CollectionTransaction, **kwargs: Any) -> Any:
     return collection_services.transaction_confirm(collection=collection, **kwargs)
 
 
-class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
+class MoneyCoreMachine(RoutingRules, MoneyInRules, ControlsRules, RuleBasedStateMachine):
     payouts = Bundle("payouts")
     funding_refs = Bundle("funding_refs")
     keys = Bundle("keys")
@@ -131,7 +137,8 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
         self.env.history.clear()
         self.env.clock.current = self.env.start
         self.env.broker.reset()
-        self.env.provider.reset()
+        for provider in self.env.providers.values():
+            provider.reset()
         self.env.receiver.reset()
         payout_tasks.dispatch_wake.reset()
         self._sequence_atomic = transaction.atomic()
@@ -344,7 +351,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
         """Finance settles an ambiguous payout from the bank statement (the provider's truth);
         nothing is decided while the statement shows nothing final."""
         payout = Payout.objects.get(pk=payout_id)
-        truth = self.env.provider.truth(payout.internal_reference)
+        truth = self.payout_money_truth(payout_id)
         if payout.status != PayoutStatus.AMBIGUOUS or truth not in ("success", "failed"):
             return
         to_status = PayoutStatus.SUCCESSFUL if truth == "success" else PayoutStatus.FAILED
@@ -461,14 +468,10 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
         duplicate: bool = False,
         lose_on_crash: bool = False,
     ) -> None:
-        broker, provider, receiver = self.env.broker, self.env.provider, self.env.receiver
+        broker, receiver = self.env.broker, self.env.receiver
         broker.take(message)
         task = self.env.tasks[message.task_name]
-        if crash in (
-            CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER,
-            CrashPoint.AFTER_PROVIDER_BEFORE_SETTLEMENT,
-        ):
-            provider.crash_next_initiate = crash
+        self.providers_crash_next(crash)
         receiver.crash_next = crash == CrashPoint.DURING_WEBHOOK_DELIVERY
         lose_queued = crash == CrashPoint.AFTER_SETTLEMENT_BEFORE_ENQUEUE
         try:
@@ -493,7 +496,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
             self._log(f"{message}: deferred ({error}); retry in 10 s")
             return
         finally:
-            provider.crash_next_initiate = None
+            self.providers_crash_next(None)
             receiver.crash_next = False
         self._log(f"worker ran {message} → {outcome}")
         label = "a settlement" if str(outcome).startswith("STL_") else outcome
@@ -514,12 +517,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
     )
     def beat_dispatch_round(self, crash: CrashPoint | None = None) -> None:
         """Beat's batch dispatch, in a process that may die at a named point."""
-        provider = self.env.provider
-        if crash in (
-            CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER,
-            CrashPoint.AFTER_PROVIDER_BEFORE_SETTLEMENT,
-        ):
-            provider.crash_next_initiate = crash
+        self.providers_crash_next(crash)
         try:
             summary = self._committed(
                 lambda: payout_tasks.payouts_dispatch_round_task.run(),
@@ -530,7 +528,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
             self._log(f"beat: batch dispatch crashed ({crashed})")
             return
         finally:
-            provider.crash_next_initiate = None
+            self.providers_crash_next(None)
         if "0 payout(s) claimed" not in summary:
             self._event("batch dispatch claimed payouts")
         self._log(f"beat: {summary}")
@@ -590,9 +588,9 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
         ):
             entries[row["payout_id"]][row["entry_type"]] = row["n"]
         rows = Payout.objects.filter(wallet_id__in=self.payout_wallet_ids).values_list(
-            "pk", "status", "next_requery_at", "internal_reference"
+            "pk", "status", "next_requery_at"
         )
-        for payout_id, status, next_requery, reference in rows:
+        for payout_id, status, next_requery in rows:
             name = f"payout {payout_id}"
             counts = entries.get(payout_id, {})
             captured = counts.get(LedgerEntryType.PAYOUT_DEBIT, 0)
@@ -610,13 +608,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
                 self.final_seen[payout_id] = status
             if status in (PayoutStatus.DISPATCHED, PayoutStatus.AMBIGUOUS):
                 assert next_requery is not None, f"{name}: {status} with no requery scheduled"
-            arrivals = self.env.provider.arrivals[reference]
-            assert arrivals <= 1, f"{name}: the provider received {arrivals} transfers"
-            truth = self.env.provider.truth(reference)
-            if status == PayoutStatus.SUCCESSFUL:
-                assert truth == "success", f"{name}: successful but the provider says {truth}"
-            if status == PayoutStatus.FAILED:
-                assert truth in (None, "failed"), f"{name}: failed but the money left ({truth})"
+        # What the providers received and hold of each payout: ``attempts_keep_the_money_rule``.
 
     @invariant()
     def collections_are_paid_once(self) -> None:
@@ -657,7 +649,8 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
 
     def _drain_and_check(self) -> None:
         env = self.env
-        env.provider.healed = True
+        for provider in env.providers.values():
+            provider.heal()
         env.receiver.answers.clear()
         for _round in range(40):
             env.clock.advance(timedelta(hours=1))
@@ -675,7 +668,7 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
             for payout in Payout.objects.filter(
                 wallet_id__in=self.payout_wallet_ids, status=PayoutStatus.AMBIGUOUS
             ):
-                truth = env.provider.truth(payout.internal_reference)
+                truth = self.payout_money_truth(payout.pk)
                 if truth is None:  # the statement proves the transfer never happened
                     self._committed(
                         lambda payout=payout: payout_services.payout_resolve_manually(
@@ -701,11 +694,9 @@ class MoneyCoreMachine(MoneyInRules, ControlsRules, RuleBasedStateMachine):
         payouts = Payout.objects.filter(wallet_id__in=self.payout_wallet_ids)
         stuck = list(payouts.filter(status__in=PENDING_STATUSES).values_list("pk", "status"))
         assert not stuck, f"payouts never reached a final status: {stuck}"
-        for payout_id, status, reference in payouts.values_list(
-            "pk", "status", "internal_reference"
-        ):
+        for payout_id, status in payouts.values_list("pk", "status"):
             self._event(f"payout ended {status}")
-            truth = env.provider.truth(reference)
+            truth = self.payout_money_truth(payout_id)
             expected = {"success": PayoutStatus.SUCCESSFUL, "failed": PayoutStatus.FAILED}
             assert status == expected.get(truth, PayoutStatus.FAILED), (
                 f"payout {payout_id} ended {status}; the provider says {truth}"
@@ -757,6 +748,7 @@ def environment_open(
     clock = SimClock(current=start)
     broker = SimBroker(clock=clock)
     provider = ScriptedProvider()
+    second = provider.partner("simulated-b")
     receiver = WebhookReceiver(rng=random.Random(seed))
     monkeypatch.setattr(timezone, "now", clock.now)
     # The wake's interval runs on the simulated clock: a run is deterministic.
@@ -767,8 +759,13 @@ def environment_open(
     monkeypatch.setitem(
         registry.PROVIDER_CLASSES, "simulated", "tests.simulation.world.ProviderHandle"
     )
+    monkeypatch.setitem(
+        registry.PROVIDER_CLASSES, "simulated-b", "tests.simulation.world.SecondProviderHandle"
+    )
     settings.PAYOUT_PROVIDER_BY_MODE = {"test": "simulated", "live": "simulated"}
+    settings.PAYOUT_FAILOVER_PROVIDERS_BY_MODE = {"test": ["simulated-b"], "live": []}
     ProviderHandle.current = provider
+    SecondProviderHandle.current = second
     tasks = {
         task.name: task
         for task in (
@@ -795,7 +792,6 @@ def environment_open(
     callback = receiver_callback(receiver)
     for url in (HOOK_URL, CALLBACK_URL):
         mock.add_callback(responses.POST, url, callback=callback)
-    ENVIRONMENT = Environment(
-        clock=clock, broker=broker, provider=provider, receiver=receiver, tasks=tasks, start=start
-    )
+    providers = {provider.name: provider, second.name: second}
+    ENVIRONMENT = Environment(clock, broker, provider, providers, receiver, tasks, start)
     return ENVIRONMENT

@@ -1,6 +1,7 @@
 """The simulated world around the real money core: a clock the simulator moves, a broker that
 delivers Celery messages when and as often as the simulator says (at least once, in any order),
-a payout provider whose next answer the simulator scripts, and a merchant's webhook receiver.
+two payout providers whose answers the simulator scripts (each may be down, refusing every
+connection, or slow, answering after the service gave up), and a merchant's webhook receiver.
 
 Only the outside is simulated: the service's own code (services, task bodies, sweepers, the
 database) runs for real. A crash is a ``SimulatedCrash`` raised at a named point; it derives
@@ -11,6 +12,7 @@ process that dies there.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -124,11 +126,26 @@ class Transfer:
     pending_reads_left: int = 0
 
 
+_ATTEMPT_SUFFIX = re.compile(r"^(?P<payout>.+)-\d+$")
+
+
+def payout_reference_of(reference: str) -> str:
+    """The payout's reference behind an attempt's (``<internal_reference>-<n>``)."""
+    match = _ATTEMPT_SUFFIX.match(reference)
+    return match.group("payout") if match else reference
+
+
 @dataclass
 class ScriptedProvider:
     """A Paystack-like provider holding the ground truth of every transfer. It does NOT dedupe
     by reference: a second initiate that arrives creates a second transfer, so the service alone
-    must make sure it never sends one again once an earlier send may have arrived."""
+    must make sure it never sends one again once an earlier send may have arrived.
+
+    A payout's script follows it to whichever provider an attempt goes to (the two providers
+    share ``scripts`` and ``payout_calls``): "first call" means the payout's first send.
+    ``down``: every connection is refused (an initiate never leaves: not sent; a verify cannot
+    be asked: unknown). ``slow``: the transfer is made but its answer comes after the service
+    gave up (unknown)."""
 
     name: str = "simulated"
     scripts: dict[str, Script] = field(default_factory=dict)
@@ -137,8 +154,11 @@ class ScriptedProvider:
     transfers: dict[str, Transfer] = field(default_factory=dict)
     arrivals: Counter[str] = field(default_factory=Counter)
     initiate_calls: Counter[str] = field(default_factory=Counter)
+    payout_calls: Counter[str] = field(default_factory=Counter)
     crash_next_initiate: CrashPoint | None = None
     healed: bool = False
+    down: bool = False
+    slow: bool = False
 
     def reset(self) -> None:
         self.scripts.clear()
@@ -146,8 +166,25 @@ class ScriptedProvider:
         self.transfers.clear()
         self.arrivals.clear()
         self.initiate_calls.clear()
+        self.payout_calls.clear()
         self.crash_next_initiate = None
         self.healed = False
+        self.down = False
+        self.slow = False
+
+    def heal(self) -> None:
+        self.healed = True
+        self.down = False
+        self.slow = False
+
+    def partner(self, name: str) -> ScriptedProvider:
+        """A second provider sharing this one's scripts (a payout's script follows it)."""
+        return ScriptedProvider(
+            name=name,
+            scripts=self.scripts,
+            account_scripts=self.account_scripts,
+            payout_calls=self.payout_calls,
+        )
 
     def _result(self, outcome: TransferOutcome, reference: str, message: str) -> TransferResult:
         return TransferResult(
@@ -159,14 +196,18 @@ class ScriptedProvider:
 
     def initiate_transfer(self, request: TransferRequest) -> TransferResult:
         reference = request.reference
+        payout_reference = payout_reference_of(reference)
         self.initiate_calls[reference] += 1
         crash, self.crash_next_initiate = self.crash_next_initiate, None
         if crash == CrashPoint.AFTER_CLAIM_BEFORE_PROVIDER:
             raise SimulatedCrash(crash)
-        if reference not in self.scripts and request.account_number in self.account_scripts:
-            self.scripts[reference] = self.account_scripts[request.account_number]
-        script = self.scripts.get(reference, Script.SUCCESS)
-        first_call = self.initiate_calls[reference] == 1
+        if self.down:
+            return self._result(TransferOutcome.NOT_SENT, reference, "connection refused")
+        self.payout_calls[payout_reference] += 1
+        if payout_reference not in self.scripts and request.account_number in self.account_scripts:
+            self.scripts[payout_reference] = self.account_scripts[request.account_number]
+        script = self.scripts.get(payout_reference, Script.SUCCESS)
+        first_call = self.payout_calls[payout_reference] == 1
         if script == Script.NOT_SENT_THEN_SUCCESS and first_call and not self.healed:
             return self._result(TransferOutcome.NOT_SENT, reference, "connect timeout")
         if script == Script.UNKNOWN_NEVER_ARRIVED and first_call and not self.healed:
@@ -185,7 +226,10 @@ class ScriptedProvider:
         self.transfers[reference] = Transfer(reference, request.amount, status, reads)
         if crash == CrashPoint.AFTER_PROVIDER_BEFORE_SETTLEMENT:
             raise SimulatedCrash(crash)
-        if script in (Script.UNKNOWN_AFTER_SEND_SUCCESS, Script.UNKNOWN_AFTER_SEND_FAILURE):
+        if (
+            script in (Script.UNKNOWN_AFTER_SEND_SUCCESS, Script.UNKNOWN_AFTER_SEND_FAILURE)
+            or self.slow
+        ):
             return self._result(TransferOutcome.UNKNOWN, reference, "read timeout")
         return self._answer(self.transfers[reference])
 
@@ -198,6 +242,8 @@ class ScriptedProvider:
         return self._result(outcome, transfer.reference, transfer.status)
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
+        if self.down:
+            return self._result(TransferOutcome.UNKNOWN, reference, "connection refused")
         transfer = self.transfers.get(reference)
         if transfer is None:
             return self._result(TransferOutcome.NOT_FOUND, reference, "not found")
@@ -205,7 +251,7 @@ class ScriptedProvider:
             if transfer.pending_reads_left > 0 and not self.healed:
                 transfer.pending_reads_left -= 1
             else:
-                script = self.scripts.get(reference)
+                script = self.scripts.get(payout_reference_of(reference))
                 transfer.status = "failed" if script == Script.PENDING_THEN_FAILURE else "success"
         return self._answer(transfer)
 
@@ -225,6 +271,29 @@ class ProviderHandle:
         if cls.current is None:
             raise RuntimeError("no simulated world is running")
         return cls.current
+
+
+class SecondProviderHandle(ProviderHandle):
+    """Registered as "simulated-b", the provider payouts fail over to."""
+
+    current: ScriptedProvider | None = None
+
+
+def payout_truths(
+    providers: dict[str, ScriptedProvider], attempts: list[tuple[str, str]]
+) -> list[str | None]:
+    """What each of a payout's attempts (provider, reference) did to the money, as the
+    providers' own books say: "success", "failed", "pending", or None (no transfer)."""
+    return [providers[name].truth(reference) for name, reference in attempts]
+
+
+def payout_truth(truths: list[str | None]) -> str | None:
+    """The payout's money as the providers' books say: "success" if a transfer of it succeeded,
+    "pending" if one still may, "failed" if one failed, None if none exists."""
+    for state in ("success", "pending", "failed"):
+        if state in truths:
+            return state
+    return None
 
 
 # --- webhook receiver --------------------------------------------------------------------------
