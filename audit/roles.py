@@ -28,6 +28,8 @@ FINANCE_VIEW = (
     "payouts.view_payoutresolutionproposal",
     "payouts.view_payoutbatchproposal",
     "payouts.view_providertransfereventrecord",
+    "payouts.view_payoutattempt",
+    "payouts.view_payoutprovidercircuit",
     "payouts.export_payouts",
     "wallets.view_wallet",
     "wallets.view_ledgerentry",
@@ -84,7 +86,7 @@ ROLES: tuple[Role, ...] = (
         key="ops",
         group_name="Ops",
         description="Sees merchants, events, the catalogue and collections; resends webhooks; "
-        "edits payment items and their categories",
+        "edits payment items and their categories; edits payout routes and sees provider health",
         permissions=(
             "merchants.view_merchant",
             "merchants.view_webhooksettings",
@@ -109,6 +111,11 @@ ROLES: tuple[Role, ...] = (
             "collections_app.view_collectiontransaction",
             "collections_app.view_transactionattempt",
             "collections_app.view_customer",
+            "payouts.view_payoutroute",
+            "payouts.add_payoutroute",
+            "payouts.change_payoutroute",
+            "payouts.delete_payoutroute",
+            "payouts.view_payoutprovidercircuit",
         ),
     ),
     Role(

@@ -19,7 +19,7 @@ from tests.audit.helpers import act_records
 
 pytestmark = pytest.mark.django_db
 
-ROLES_MIGRATION = importlib.import_module("audit.migrations.0009_staff_roles_provider_events")
+ROLES_MIGRATION = importlib.import_module("audit.migrations.0010_staff_roles_payout_routing")
 
 
 def _group_permissions(group: Group) -> set[str]:
@@ -101,13 +101,14 @@ def test_each_role_may_do_its_work_and_nothing_else(role_key, granted, withheld)
 
 
 def test_no_role_may_add_change_or_delete_money_records_or_logs() -> None:
-    """Payouts, wallets, the ledger, events and the audit trail change through services only."""
+    """Payouts, wallets, the ledger, events and the audit trail change through services only;
+    the configuration beside them (fee schedules, banks, payout routes) is edited in the admin."""
     forbidden = {
         f"{app_label}.{verb}_{model._meta.model_name}"
         for app_label in ("payouts", "wallets", "webhooks", "audit")
         for model in apps.get_app_config(app_label).get_models()
         for verb in ("add", "change", "delete")
-        if model._meta.model_name not in {"feeschedule", "feetier", "bank"}
+        if model._meta.model_name not in {"feeschedule", "feetier", "bank", "payoutroute"}
     }
     for role in ROLES:
         assert not forbidden & set(role.permissions), role.key
