@@ -3,8 +3,9 @@ exception with a note, re-checking exceptions against our current records, and t
 statement line that proves an ambiguous payout's outcome into a proposed manual resolution.
 
 Matching: each statement line is matched to a payout of the run's mode by our reference
-(``internal_reference``), else the provider's reference (``provider_reference``), else the NIP
-session id, and classified:
+(``internal_reference``), else the reference of one of its later attempts
+(``PayoutAttempt.reference``, ``<internal_reference>-<n>`` after a failover), else the provider's
+reference (``provider_reference``), else the NIP session id, and classified:
 
 * ``matched``: same amount, and the statuses agree (both successful; both failed; the provider
   still pending while ours is still pending; a payout of ours returned after success agrees
@@ -31,6 +32,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -146,17 +148,20 @@ class PayoutView:
     returned_at: datetime | None
 
 
-def _payouts_by(field: str, values: Iterable[str], *, mode: str) -> dict[str, PayoutView]:
+def _payouts_by(path: str, values: Iterable[str], *, mode: str) -> dict[str, PayoutView]:
+    """The payouts of ``mode`` whose ``path`` (a field, or a later attempt's reference through
+    ``attempts__reference``) is one of ``values``, by that value."""
     wanted = sorted({value for value in values if value})
     found: dict[str, PayoutView] = {}
     for start in range(0, len(wanted), LOOKUP_BATCH):
         batch = wanted[start : start + LOOKUP_BATCH]
-        rows = Payout.objects.filter(mode=mode, **{f"{field}__in": batch}).values_list(
-            *PAYOUT_FIELDS
+        rows = (
+            Payout.objects.filter(mode=mode, **{f"{path}__in": batch})
+            .annotate(looked_up=F(path))
+            .values_list(*PAYOUT_FIELDS, "looked_up")
         )
-        for row in rows:
-            payout = PayoutView(*row)
-            found[getattr(payout, field)] = payout
+        for *row, looked_up in rows:
+            found[looked_up] = PayoutView(*row)
     return found
 
 
@@ -183,10 +188,12 @@ def _line_item(
     )
 
 
+# (what a payout is looked up by, the line's field, the item's ``matched_by``), in this order.
 LOOKUPS = (
-    ("internal_reference", "reference"),
-    ("provider_reference", "provider_reference"),
-    ("nip_session_id", "session_id"),
+    ("internal_reference", "reference", "internal_reference"),
+    ("attempts__reference", "reference", "attempt_reference"),
+    ("provider_reference", "provider_reference", "provider_reference"),
+    ("nip_session_id", "session_id", "nip_session_id"),
 )
 
 
@@ -194,19 +201,20 @@ def _payouts_for_lines(
     lines: list[StatementLine], *, mode: str
 ) -> list[tuple[PayoutView | None, str]]:
     """Each line's payout and the field that found it: by our reference first; the lines still
-    unmatched by the provider's reference; those still unmatched by the NIP session id."""
+    unmatched by a later attempt's reference, then by the provider's reference, then by the NIP
+    session id."""
     found: list[tuple[PayoutView | None, str]] = [(None, "")] * len(lines)
-    for payout_field, line_field in LOOKUPS:
+    for path, line_field, matched_by in LOOKUPS:
         pending = [index for index, (payout, _by) in enumerate(found) if payout is None]
         if not pending:
             break
         by_value = _payouts_by(
-            payout_field, (getattr(lines[index], line_field) for index in pending), mode=mode
+            path, (getattr(lines[index], line_field) for index in pending), mode=mode
         )
         for index in pending:
             payout = by_value.get(getattr(lines[index], line_field))
             if payout is not None:
-                found[index] = (payout, payout_field)
+                found[index] = (payout, matched_by)
     return found
 
 
@@ -291,12 +299,12 @@ def statement_modes_found(*, lines: list[StatementLine]) -> set[str]:
     """The modes of the payouts the lines' references name (by our reference, the provider's
     reference or the NIP session id): one mode when the file is all test or all live."""
     modes: set[str] = set()
-    for payout_field, line_field in LOOKUPS:
+    for path, line_field, _matched_by in LOOKUPS:
         values = sorted({getattr(line, line_field) for line in lines if getattr(line, line_field)})
         for start in range(0, len(values), LOOKUP_BATCH):
             batch = values[start : start + LOOKUP_BATCH]
             modes.update(
-                Payout.objects.filter(**{f"{payout_field}__in": batch})
+                Payout.objects.filter(**{f"{path}__in": batch})
                 .order_by()
                 .values_list("mode", flat=True)
                 .distinct()

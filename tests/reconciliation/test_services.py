@@ -30,7 +30,8 @@ from reconciliation.services import (
     statement_import,
 )
 from tests.audit.factories import StaffUserFactory
-from tests.reconciliation.conftest import NIP_SAMPLE, PAYSTACK_SAMPLE
+from tests.payouts.factories import PayoutAttemptFactory, PayoutFactory
+from tests.reconciliation.conftest import NIP_SAMPLE, ON_THE_DAY, PAYSTACK_SAMPLE
 from wallets.models import LedgerEntry, LedgerEntryType
 
 pytestmark = pytest.mark.django_db
@@ -417,3 +418,33 @@ def test_a_reversed_line_for_a_returned_payout_is_matched(paystack_payouts) -> N
     run = _import_paystack().run
 
     assert run.items.get(line_number=5).category == MatchCategory.MATCHED
+
+
+def test_a_line_under_a_later_attempts_reference_matches_its_payout(live_wallet) -> None:
+    """After a failover the provider knows the payout by its attempt's own reference
+    (``<internal_reference>-2``): the line matches the payout, not ``not_ours``."""
+    payout = PayoutFactory(
+        wallet=live_wallet,
+        internal_reference="po_20261120_recon_failover_11",
+        amount=Decimal("6100.00"),
+        status=PayoutStatus.SUCCESSFUL,
+        provider_name="paystack",
+        dispatched_at=ON_THE_DAY,
+    )
+    PayoutAttemptFactory(payout=payout, number=1, provider_name="sandbox", outcome="not_sent")
+    PayoutAttemptFactory(payout=payout, number=2, provider_name="paystack", outcome="successful")
+    statement = (
+        "Reference,Transfer Code,Amount,Currency,Status,Recipient,Account Number,Bank,Date\n"
+        "po_20261120_recon_failover_11-2,TRF_f4i1o2v3e4r5,610000,NGN,success,ADA OBI,"
+        "0123456789,Access Bank,2026-11-20T11:00:00.000Z\n"
+        "po_20261120_recon_failover_11-3,TRF_f4i1o2v3e4r6,610000,NGN,success,ADA OBI,"
+        "0123456789,Access Bank,2026-11-20T11:00:00.000Z\n"
+    )
+
+    lines = _by_line(_import_paystack(content=statement.encode(), file_name="failover.csv").run)
+
+    assert lines[2].payout == payout
+    assert lines[2].matched_by == "attempt_reference"
+    assert lines[2].category == MatchCategory.MATCHED
+    assert lines[3].payout is None  # no attempt 3 was ever made
+    assert lines[3].category == MatchCategory.NOT_OURS
