@@ -80,6 +80,7 @@ class FuzzWorld:
             "refund_id": self.refund_id,
             "settlement_id": self.settlement_id,
             "key_id": self.key_id,
+            "provider_name": "sandbox-b",  # a sandbox provider the switch may turn down or up
         }
         return {name: value for name, value in known.items() if name in names}
 
