@@ -37,7 +37,7 @@ from core.api.parsers import json_body_load
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
-from core.api.webhooks import ANY_JSON_OBJECT, ProviderWebhookApi, acknowledgement_response
+from core.api.webhooks import ProviderWebhookApi, provider_event_schema
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
 from merchants.api.test_helpers import TestHelperApi
@@ -204,7 +204,7 @@ class PaystackWebhookApi(ProviderWebhookApi):
 
     error_statuses = (401, 503)
 
-    @extend_schema(
+    @provider_event_schema(
         operation_id="webhooks_paystack",
         summary="Paystack webhook (live collections): verified, then confirmed by a verify call",
         description=(
@@ -221,19 +221,13 @@ class PaystackWebhookApi(ProviderWebhookApi):
             "live payout they name, once per event and in any order (data null; the message "
             "says applied, duplicate, stale, unknown_reference or conflict)."
         ),
-        request=ANY_JSON_OBJECT,
-        responses={
-            200: acknowledgement_response(
-                {
-                    "reference": {"type": "string"},
-                    "payment_status": {"$ref": "#/components/schemas/PaymentStatusEnum"},
-                },
-                description="Accepted: applied, already processed (data as shown) or ignored "
-                "(data null)",
-            )
+        acknowledged={
+            "reference": {"type": "string"},
+            "payment_status": {"$ref": "#/components/schemas/PaymentStatusEnum"},
         },
+        acknowledgement="Accepted: applied, already processed (data as shown) or ignored "
+        "(data null)",
         examples=examples.PAYSTACK_WEBHOOK_EXAMPLES,
-        auth=[],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         raw_body = request.body

@@ -1,13 +1,14 @@
 """The base of the routes a provider calls (``ProviderWebhookApi``): authenticated by the
-provider's own signature, which the view checks, never by a merchant key; and the OpenAPI shapes
-such a route answers with (``ANY_JSON_OBJECT``, ``acknowledgement_response``)."""
+provider's own signature, which the view checks, never by a merchant key; and their OpenAPI
+description (``provider_event_schema``: any JSON object in, an acknowledgement out)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -51,4 +52,27 @@ def acknowledgement_response(properties: dict[str, Any], description: str) -> Op
             "required": list(properties),
         },
         description=description,
+    )
+
+
+def provider_event_schema(
+    *,
+    operation_id: str,
+    summary: str,
+    description: str,
+    acknowledged: dict[str, Any],
+    acknowledgement: str,
+    examples: Sequence[OpenApiExample],
+) -> Callable[[Any], Any]:
+    """``extend_schema`` of a route that takes a provider's event: no merchant key, the body any
+    JSON object (the provider's own shape), the 200 ``acknowledgement_response(acknowledged,
+    acknowledgement)``."""
+    return extend_schema(
+        operation_id=operation_id,
+        summary=summary,
+        description=description,
+        request=ANY_JSON_OBJECT,
+        responses={200: acknowledgement_response(acknowledged, acknowledgement)},
+        examples=list(examples),
+        auth=[],
     )

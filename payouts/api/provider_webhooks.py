@@ -6,12 +6,11 @@ Authenticated by the provider's own secret, never by a merchant key; applied by
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
-from core.api.webhooks import ANY_JSON_OBJECT, ProviderWebhookApi, acknowledgement_response
+from core.api.webhooks import ProviderWebhookApi, provider_event_schema
 from integrations.flutterwave.webhooks import (
     WEBHOOK_HASH_HEADER,
     flutterwave_transfer_webhook_parse,
@@ -33,7 +32,7 @@ class FlutterwaveWebhookApi(ProviderWebhookApi):
 
     error_statuses = (400, 401)
 
-    @extend_schema(
+    @provider_event_schema(
         operation_id="webhooks_flutterwave",
         summary="Flutterwave webhook (live payouts): verified, then confirmed by a transfer read",
         description=(
@@ -47,19 +46,13 @@ class FlutterwaveWebhookApi(ProviderWebhookApi):
             "Other events and unknown references answer 200 with data null, so Flutterwave "
             "stops resending them."
         ),
-        request=ANY_JSON_OBJECT,
-        responses={
-            200: acknowledgement_response(
-                {
-                    "reference": {"type": "string"},
-                    "status": {"$ref": "#/components/schemas/StatusEnum"},
-                },
-                description="Accepted: applied, duplicate, stale or not confirmed yet (data "
-                "as shown), or ignored (data null)",
-            )
+        acknowledged={
+            "reference": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/StatusEnum"},
         },
+        acknowledgement="Accepted: applied, duplicate, stale or not confirmed yet (data as "
+        "shown), or ignored (data null)",
         examples=examples.FLUTTERWAVE_WEBHOOK_EXAMPLES,
-        auth=[],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         if not flutterwave_webhook_hash_valid(request.headers.get(WEBHOOK_HASH_HEADER)):
