@@ -182,20 +182,12 @@ class PayoutListCreateApi(MerchantApi):
     )
     def get(self, request: Request) -> EnvelopeResponse:
         pages, filters = list_query(request.query_params, PayoutListParamsSerializer)
-        list_filters = PayoutListFilters(
-            status=filters.get("status"),
-            created_from=filters.get("from_date"),
-            created_to=filters.get("to_date"),
-            reference=filters.get("reference"),
-            currency=filters["currency"],
-            batch_id=filters.get("batch_id"),
-        )
         wallet = self.wallet(request)
         page = payout_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
             wallet_id=None if wallet is None else wallet.pk,
-            filters=list_filters,
+            filters=PayoutListFilters(**filters),
             **pages,
         )
         return page_response(page, PayoutOutputSerializer, message="Payouts retrieved successfully")

@@ -102,12 +102,7 @@ class RefundListCreateApi(MerchantApi):
         page = refund_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
-            filters=RefundListFilters(
-                status=filters.get("status"),
-                created_from=filters.get("from_date"),
-                created_to=filters.get("to_date"),
-                reference=filters.get("reference"),
-            ),
+            filters=RefundListFilters(**filters),
             **pages,
         )
         return page_response(page, RefundOutputSerializer, message=examples.LIST_MESSAGE)

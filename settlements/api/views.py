@@ -56,11 +56,7 @@ class SettlementListApi(MerchantApi):
         page = settlement_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
-            filters=SettlementListFilters(
-                status=filters.get("status"),
-                settled_from=filters.get("from_date"),
-                settled_to=filters.get("to_date"),
-            ),
+            filters=SettlementListFilters(**filters),
             **pages,
         )
         return page_response(page, SettlementOutputSerializer, message=examples.LIST_MESSAGE)

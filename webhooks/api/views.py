@@ -204,12 +204,7 @@ class EventListApi(MerchantApi):
             event_list(
                 merchant=self.merchant(request),
                 mode=self.mode(request),
-                filters=EventListFilters(
-                    event_type=filters.get("type"),
-                    created_from=filters.get("from_date"),
-                    created_to=filters.get("to_date"),
-                    reference=filters.get("reference"),
-                ),
+                filters=EventListFilters(**filters),
             ),
             **pages,
         )
