@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.config import RESULTS_DIR, Config, run
+from benchmarks.harness.costs import capacity_markdown
 from benchmarks.harness.database import scalar
 from benchmarks.harness.metrics import METRIC_ORDER, fmt
 from benchmarks.harness.tail import tail_markdown
@@ -122,6 +123,9 @@ def markdown(results: dict[str, Any]) -> str:
     tail = tail_markdown(results)
     if tail:
         lines += ["", *tail[:-1]]
+    costs = capacity_markdown(results)
+    if costs:
+        lines += ["", *costs]
     drains = results.get("drains") or {}
     if drains:
         lines += [
