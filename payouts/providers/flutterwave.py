@@ -31,18 +31,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from core.provider_exchange import ProviderExchange
 from integrations.flutterwave import FlutterwaveAdapter, FlutterwaveAnswer
-from payouts.providers.answers import (
+from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.live import (
     REFUSED_FOR_NOW,
+    LivePayoutAdapter,
     http_error_message,
     send_unanswered,
-    send_verified,
     verify_unknown,
 )
-from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.outcomes import provider_status_outcome
 
 logger = logging.getLogger(__name__)
@@ -78,13 +76,8 @@ def transfer_result_of(
     )
 
 
-class FlutterwaveProvider(FlutterwaveAdapter):
+class FlutterwaveProvider(LivePayoutAdapter[FlutterwaveAnswer], FlutterwaveAdapter):
     name = PROVIDER_NAME
-
-    def default_timeout_seconds(self) -> float:
-        return getattr(
-            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.FLUTTERWAVE_TIMEOUT_SECONDS
-        )
 
     # --- Protocol ---------------------------------------------------------------------------
 
@@ -120,22 +113,12 @@ class FlutterwaveProvider(FlutterwaveAdapter):
         # Not a usable acceptance. Whatever Flutterwave holds under our reference is the truth;
         # a refusal that names the reference as used, or a 2xx, may hide a transfer the read
         # does not show yet, so only a plain refusal with nothing found is final.
-        maybe_created = duplicate_reference(transfer) or (transfer.http_status or 0) < 300
-        verified = self.verify_transfer(reference=request.reference)
-        raw = raw + verified.raw
-        if verified.outcome == TransferOutcome.NOT_FOUND:
-            if maybe_created:
-                return TransferResult(
-                    outcome=TransferOutcome.UNKNOWN,
-                    message=transfer.message or "Transfer state unknown at the payout provider",
-                    raw=raw,
-                )
-            return TransferResult(
-                outcome=TransferOutcome.REJECTED,
-                message=transfer.message or "Transfer refused by the payout provider",
-                raw=raw,
-            )
-        return send_verified(verified, raw=raw)
+        return self._send_settled_by_read(
+            transfer,
+            reference=request.reference,
+            raw=raw,
+            maybe_created=duplicate_reference(transfer) or (transfer.http_status or 0) < 300,
+        )
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
         answer = self._call(

@@ -27,18 +27,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from core.provider_exchange import ProviderExchange
 from integrations.paystack import PaystackAdapter, PaystackAnswer, kobo_from_naira
-from payouts.providers.answers import (
+from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.live import (
     REFUSED_FOR_NOW,
     UNREACHABLE_MESSAGE,
+    LivePayoutAdapter,
     send_unanswered,
-    send_verified,
     verify_unknown,
 )
-from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
 from payouts.providers.outcomes import is_nip_code, nip_code_outcome, provider_status_outcome
 
 logger = logging.getLogger(__name__)
@@ -87,12 +85,7 @@ def transfer_result_of(
     )
 
 
-class PaystackProvider(PaystackAdapter):
-    def default_timeout_seconds(self) -> float:
-        return getattr(
-            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
-        )
-
+class PaystackProvider(LivePayoutAdapter[PaystackAnswer], PaystackAdapter):
     # --- Protocol ---------------------------------------------------------------------------
 
     def initiate_transfer(self, request: TransferRequest) -> TransferResult:
@@ -140,15 +133,7 @@ class PaystackProvider(PaystackAdapter):
             )
         # Refused (4xx or status false) or unreadable. A duplicate reference means an earlier
         # attempt got through: whatever Paystack holds under our reference is the truth.
-        verified = self.verify_transfer(reference=request.reference)
-        raw = raw + verified.raw
-        if verified.outcome == TransferOutcome.NOT_FOUND:
-            return TransferResult(
-                outcome=TransferOutcome.REJECTED,
-                message=transfer.message or "Transfer refused by the payout provider",
-                raw=raw,
-            )
-        return send_verified(verified, raw=raw)
+        return self._send_settled_by_read(transfer, reference=request.reference, raw=raw)
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
         answer = self._call(
