@@ -1,6 +1,7 @@
 """Back-office plumbing shared by every app's admin: the cells of money, times, names, bank
 accounts and statuses (and the list columns built from them: ``money_column``, ``time_column``,
-``status_column``, ``merchant_column``), the read-only mixin and the local date-range filter."""
+``status_column``, ``merchant_column``), the read-only mixin and inline, and the local date-range
+filter."""
 
 from __future__ import annotations
 
@@ -108,6 +109,14 @@ class ReadOnlyAdminMixin:
         if self.allow_delete:
             return super().has_delete_permission(request, obj)  # type: ignore[misc]
         return False
+
+
+class ReadOnlyTabularInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """The rows of a log or a money record under their parent's page, read-only: no blank rows to
+    add and no delete column (``allow_change`` and ``allow_delete`` as ``ReadOnlyAdminMixin``)."""
+
+    extra = 0
+    can_delete = False
 
 
 def local_time_cell(value: datetime | None) -> SafeString | str:

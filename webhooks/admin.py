@@ -14,7 +14,7 @@ from django.utils.html import format_html
 
 from audit.backoffice import BackOfficeAdminMixin
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin, status_column, time_column
+from core.admin import ReadOnlyAdminMixin, ReadOnlyTabularInline, status_column, time_column
 from webhooks.deliveries import event_resend, webhook_delivery_resend
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -51,9 +51,8 @@ class LastStatusCodeClassFilter(StatusCodeClassFilter):
     field_name = "last_status_code"
 
 
-class WebhookDeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
+class WebhookDeliveryInline(ReadOnlyTabularInline):
     model = WebhookDelivery
-    extra = 0
     show_change_link = True
     fields = (
         "target",
@@ -126,9 +125,8 @@ class EventAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Queued {count} new delivery chain(s).", level=messages.SUCCESS)
 
 
-class WebhookDeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class WebhookDeliveryAttemptInline(ReadOnlyTabularInline):
     model = WebhookDeliveryAttempt
-    extra = 0
     fields = (
         "attempt_number",
         "created_at",
