@@ -1,7 +1,7 @@
 """Back-office plumbing shared by every app's admin: the cells of money, times, names, bank
 accounts and statuses (and the list columns built from them: ``money_column``, ``time_column``,
-``status_column``, ``merchant_column``), the read-only mixin and inline, and the local date-range
-filter."""
+``value_column``, ``status_column``, ``merchant_column``), the read-only mixin and inline, and the
+local date-range filter."""
 
 from __future__ import annotations
 
@@ -58,6 +58,18 @@ def time_column(field: str, description: str) -> Callable[[Any, Any], SafeString
     @admin.display(description=description, ordering=field)
     def column(model_admin: Any, obj: Any) -> SafeString | str:
         return local_time_cell(getattr(obj, field))
+
+    return column
+
+
+def value_column(field: str, description: str) -> Callable[[Any, Any], Any]:
+    """A column of an admin list or page: the ``field`` as it is (``—`` when empty) under a short
+    header, sorted by the field."""
+
+    @admin.display(description=description, ordering=field)
+    def column(model_admin: Any, obj: Any) -> Any:
+        value = getattr(obj, field)
+        return "—" if value is None else value
 
     return column
 
