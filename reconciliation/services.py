@@ -439,11 +439,7 @@ def statement_import_void(
     staff_permission_require(
         voided_by, "reconciliation.import_statement", message="You may not void statement imports"
     )
-    reason = (reason or "").strip()
-    if len(reason) < NOTE_MIN_LENGTH:
-        raise ApplicationError(
-            f"reason: a reason of at least {NOTE_MIN_LENGTH} characters is required"
-        )
+    reason = _note_clean(reason, field="reason")
     run = ReconciliationRun.objects.select_for_update().filter(pk=run_id).first()
     if run is None:
         raise NotFoundError("No such statement import")
@@ -473,10 +469,13 @@ def statement_import_void(
 # --- Working the exceptions ---------------------------------------------------------------------
 
 
-def _note_clean(note: str) -> str:
+def _note_clean(note: str, *, field: str = "note") -> str:
+    """``note`` stripped; a 400 naming ``field`` when it is shorter than ``NOTE_MIN_LENGTH``."""
     note = (note or "").strip()
     if len(note) < NOTE_MIN_LENGTH:
-        raise ApplicationError(f"note: a note of at least {NOTE_MIN_LENGTH} characters is required")
+        raise ApplicationError(
+            f"{field}: a {field} of at least {NOTE_MIN_LENGTH} characters is required"
+        )
     return note
 
 
