@@ -12,8 +12,10 @@ its test wallet, then:
 2. dispatches them in the worker's rounds (``payouts_dispatch_round`` until none is claimed;
    the sandbox provider answers at once).
 
-For each phase: statements (``CaptureQueriesContext``), WAL bytes (``pg_current_wal_lsn()``
-before and after; the whole server's WAL, so run it on a quiet server), this process's CPU
+For each phase: statements (``CaptureQueriesContext``), WAL bytes (the records between the
+LSNs before and after of the transactions that changed this database, read with
+``pg_walinspect``, which it creates; without it the whole server's WAL in between), and of them
+full-page images (the first change of a page after a checkpoint), this process's CPU
 (``time.process_time``) and, when PostgreSQL runs on this host, the CPU of the connection's
 server process (``/proc/<pg_backend_pid()>/stat``). The lock hold is the time from the start of
 the statement that locks the wallet (``UPDATE "wallets_wallet"`` or ``SELECT … FOR UPDATE`` on
@@ -50,6 +52,8 @@ class PhaseCost:
     seconds: float
     statements: int
     wal_bytes: int
+    wal_fpi_bytes: int | None
+    wal_scope: str
     python_cpu_ms: float
     postgres_cpu_ms: float | None
     statement_kinds: dict[str, int]
@@ -60,6 +64,7 @@ class PhaseCost:
         return {
             "statements": round(self.statements / n, 2),
             "wal_bytes": round(self.wal_bytes / n),
+            "wal_fpi_bytes": None if self.wal_fpi_bytes is None else round(self.wal_fpi_bytes / n),
             "python_cpu_ms": round(self.python_cpu_ms / n, 3),
             "postgres_cpu_ms": (
                 None if self.postgres_cpu_ms is None else round(self.postgres_cpu_ms / n, 3)
@@ -130,6 +135,40 @@ def _backend_cpu_ms(pid: int) -> float | None:
     return 1000 * (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+WAL_OF_THIS_DATABASE = """
+    WITH records AS (
+        SELECT xid, record_length, fpi_length, block_ref
+        FROM pg_get_wal_records_info(%s::pg_lsn, pg_current_wal_flush_lsn())
+    ), ours AS (
+        SELECT DISTINCT xid FROM records
+        WHERE xid <> '0' AND block_ref LIKE %s
+    )
+    SELECT coalesce(sum(record_length), 0), coalesce(sum(fpi_length), 0)
+    FROM records WHERE xid IN (SELECT xid FROM ours)
+"""
+
+
+def _wal_written(connection: Any, since: str) -> tuple[int, int | None, str]:
+    """WAL bytes (and of them full-page images) written since LSN ``since`` by transactions
+    that changed this database, read back with ``pg_walinspect`` (created here when absent);
+    the whole server's WAL since then where that extension is not available."""
+    from django.db import DatabaseError, transaction
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            cursor.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
+            (database_oid,) = cursor.fetchone()
+            cursor.execute(WAL_OF_THIS_DATABASE, [since, f"%/{database_oid}/%"])
+            total, fpi = cursor.fetchone()
+            return int(total), int(fpi), "this database's transactions (pg_walinspect)"
+    except DatabaseError:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)", [since])
+            (total,) = cursor.fetchone()
+        return int(total), None, "the whole server (no pg_walinspect)"
+
+
 def _locks_wallet(sql: str) -> bool:
     text = sql.lstrip()
     return text.startswith('UPDATE "wallets_wallet"') or (
@@ -175,7 +214,7 @@ def _phase(connection: Any, payouts: Callable[[], int], out: list[PhaseCost]) ->
     from django.test.utils import CaptureQueriesContext
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid(), pg_current_wal_lsn()::text")
+        cursor.execute("SELECT pg_backend_pid(), pg_current_wal_insert_lsn()::text")
         pid, wal_before = cursor.fetchone()
     pg_before = _backend_cpu_ms(pid)
     cpu_before = time.process_time()
@@ -185,9 +224,7 @@ def _phase(connection: Any, payouts: Callable[[], int], out: list[PhaseCost]) ->
     seconds = time.perf_counter() - started
     cpu = 1000 * (time.process_time() - cpu_before)
     pg_after = _backend_cpu_ms(pid)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", [wal_before])
-        (wal_bytes,) = cursor.fetchone()
+    wal_bytes, wal_fpi_bytes, wal_scope = _wal_written(connection, wal_before)
     kinds: dict[str, int] = {}
     for query in queries.captured_queries:
         kind = query["sql"].lstrip().split(" ", 1)[0].upper()
@@ -197,7 +234,9 @@ def _phase(connection: Any, payouts: Callable[[], int], out: list[PhaseCost]) ->
             payouts=payouts(),
             seconds=round(seconds, 4),
             statements=len(queries.captured_queries),
-            wal_bytes=int(wal_bytes),
+            wal_bytes=wal_bytes,
+            wal_fpi_bytes=wal_fpi_bytes,
+            wal_scope=wal_scope,
             python_cpu_ms=round(cpu, 2),
             postgres_cpu_ms=(
                 None if pg_before is None or pg_after is None else round(pg_after - pg_before, 2)

@@ -7,7 +7,8 @@ BENCH_PAYOUTS as ``make bench``), then, round after round, for each variant in t
 the service with the variant's environment (``NAME=VALUE`` pairs joined by ``,``; WEB_CONCURRENCY,
 CELERY_CONCURRENCY, BENCH_WEB_CPUS, BENCH_WORKER_CPUS and BENCH_WORKER_NICE set the harness's
 own settings, anything else reaches the service's processes), runs creates closed loop for the
-maximum rate, then open loop at 70 % of it, traced (``benchmarks/trace.py``), drains the worker
+maximum rate, then open loop at 70 % of it (or at ``--rate`` for every variant, without the
+closed loop), traced (``benchmarks/trace.py``), drains the worker
 and stops. It prints one line per run (p50, p99, M10 and the phases of the slowest 1 %) and
 writes every figure to ``var/bench/tail_ab.json``.
 """
@@ -45,7 +46,7 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
 
 
 def run_variant(
-    base: Config, name: str, overrides: dict[str, str], duration: int
+    base: Config, name: str, overrides: dict[str, str], duration: int, fixed_rate: float = 0.0
 ) -> dict[str, Any]:
     cfg = Config(**{k: v for k, v in vars(base).items() if k in Config.__dataclass_fields__})
     saved = dict(os.environ)
@@ -63,11 +64,15 @@ def run_variant(
         warmup = Run("warmup", "create", PAYOUTS_PATH, "keys-spread.txt", 202, 3, c)
         warmup.tag = f"warmup-{unique}"
         wrk(cfg, warmup, services)
-        spread = Run("create_spread", "create", PAYOUTS_PATH, "keys-spread.txt", 202, duration, c)
-        spread.tag = f"closed-{unique}"
-        closed = wrk(cfg, spread, services)
-        drain(cfg, services, timeout=120, label=f"{name} closed loop")
-        rate = round(0.7 * closed["rps"], 1)
+        closed: dict[str, Any] = {"rps": 0.0, "cpu": None}
+        if not fixed_rate:
+            spread = Run(
+                "create_spread", "create", PAYOUTS_PATH, "keys-spread.txt", 202, duration, c
+            )
+            spread.tag = f"closed-{unique}"
+            closed = wrk(cfg, spread, services)
+            drain(cfg, services, timeout=120, label=f"{name} closed loop")
+        rate = fixed_rate or round(0.7 * closed["rps"], 1)
         spec = Run(
             "create_open_loop",
             "create",
@@ -126,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", action="append", default=[], help="name:ENV=V,ENV=V")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", 8)))
+    parser.add_argument("--rate", type=float, default=0.0, help="fixed open-loop rate")
     parser.add_argument("--skip-prepare", action="store_true", help="reuse the database")
     args = parser.parse_args(argv)
     variants = [parse_variant(text) for text in args.variant or ["base"]]
@@ -144,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     for round_number in range(1, args.rounds + 1):
         for name, overrides in variants:
             log(f"round {round_number}: {name} {overrides}")
-            result = run_variant(cfg, name, overrides, args.duration)
+            result = run_variant(cfg, name, overrides, args.duration, args.rate)
             result["round"] = round_number
             results.append(result)
             log(line(result))
