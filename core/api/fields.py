@@ -110,13 +110,17 @@ def _field_copy(field: serializers.Field) -> serializers.Field:
     return clone
 
 
-class StrictSerializer(serializers.Serializer):
-    """Rejects fields the route does not accept, naming them. Its fields are copied per
-    serializer as DRF copies them, at a fraction of the cost (``_field_copy``): every request
-    body is read by one."""
+class InputSerializer(serializers.Serializer):
+    """A serializer of request input whose fields are copied per serializer as DRF copies them,
+    at a fraction of the cost (``_field_copy``): request bodies and query strings are read by
+    one on every request."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {name: _field_copy(field) for name, field in self._declared_fields.items()}
+
+
+class StrictSerializer(InputSerializer):
+    """Rejects fields the route does not accept, naming them."""
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):

@@ -114,10 +114,10 @@ def test_timestamp_representation_of_no_instant_is_none() -> None:
 def _strict_serializers() -> list[type[serializers.Serializer]]:
     """Every input serializer of the service (every route's module imported)."""
     import config.urls  # noqa: F401
-    from core.api.fields import StrictSerializer
+    from core.api.fields import InputSerializer
 
     found: list[type[serializers.Serializer]] = []
-    pending: list[type[serializers.Serializer]] = [StrictSerializer]
+    pending: list[type[serializers.Serializer]] = [InputSerializer]
     while pending:
         cls = pending.pop()
         found.append(cls)
@@ -143,7 +143,7 @@ def _state(field: serializers.Field) -> dict[str, object]:
     return state
 
 
-def test_strict_serializers_copy_their_fields_as_drf_does() -> None:
+def test_input_serializers_copy_their_fields_as_drf_does() -> None:
     import copy
 
     classes = _strict_serializers()
