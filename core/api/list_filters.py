@@ -12,6 +12,8 @@ from django.db.models import Choices, Model, QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from core.api.fields import InputSerializer
+
 _M = TypeVar("_M", bound=Model)
 
 
@@ -38,7 +40,7 @@ def date_range_parameters(bound: str) -> list[OpenApiParameter]:
     ]
 
 
-class DateRangeParamsSerializer(serializers.Serializer):
+class DateRangeParamsSerializer(InputSerializer):
     """The base of a list's filters with ``from_date`` and ``to_date`` (declared by the list,
     in its own order, each with the ``source`` its selector's filters name the bound by): a
     ``to_date`` before ``from_date`` is a 400 naming ``to_date``."""
