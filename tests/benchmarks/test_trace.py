@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,11 @@ def _view(request: HttpRequest) -> HttpResponse:
 
 
 @pytest.fixture
-def trace_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def trace_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(trace, "TRACE_DIR", tmp_path)
     monkeypatch.setattr(trace, "_sink", trace._Sink())
-    return tmp_path
+    yield tmp_path
+    trace.uninstall()
 
 
 def test_a_traced_request_writes_its_phases(trace_dir: Path) -> None:
@@ -71,3 +73,18 @@ def test_the_slowest_percent_column_averages_the_slowest_requests_only(tmp_path:
     assert table["phases"]["off_cpu"]["p50_ms"] == 3.0
     lines = tail_markdown({"tail_breakdown": {"run": "r", **table}, "runs": {}})
     assert any(line.startswith("| queue | 1.00 | 500.00 | 500.00 |") for line in lines)
+
+
+def test_uninstall_puts_the_original_methods_back() -> None:
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    from merchants.authentication import SecretKeyAuthentication
+
+    original = SecretKeyAuthentication.__dict__["authenticate"]
+    trace.install()
+    wrapped = SecretKeyAuthentication.__dict__["authenticate"]
+    trace.uninstall()
+
+    assert wrapped is not original
+    assert SecretKeyAuthentication.__dict__["authenticate"] is original
+    assert not hasattr(BaseDatabaseWrapper.__dict__["_commit"], "__wrapped__")
