@@ -26,6 +26,11 @@ lower CPU priority than the web; 0 at the same), BENCH_TRACE (1; 0 leaves the tr
 BENCH_CAPACITY_PAYOUTS (200; 0 skips benchmarks/capacity.py). A short smoke run: BENCH_DURATION=2
 BENCH_LIST_DURATION=1 BENCH_WALLETS=20 BENCH_PAYOUTS=2000 BENCH_PROFILE=0 (figures meaningless, gate
 meaningful).
+
+PgBouncer (``benchmarks/harness/pgbouncer.py``): by default the bench ends with a pair of create
+runs, direct and then through a private PgBouncer in transaction mode; BENCH_PGBOUNCER=1 runs
+every step through it instead, BENCH_PGBOUNCER=0 leaves it out; BENCH_PGBOUNCER_POOL_SIZE (2 ×
+cores) is its pool.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from benchmarks.harness.gate import gate, list_totals_check
 from benchmarks.harness.measure import measure
 from benchmarks.harness.metrics import metrics
 from benchmarks.harness.pgbench import capture_and_pgbench
+from benchmarks.harness.pgbouncer import pair, start_if_everything
 from benchmarks.harness.report import machine, versions, write_results
 from benchmarks.harness.services import Services, wait_ready
 
@@ -95,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     wait_quiet(cfg)
     results["machine"]["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
-    services = Services(cfg)
+    services_cfg, bouncer = start_if_everything(cfg, results)
+    services = Services(services_cfg)
     error: str | None = None
     started = time.monotonic()
     try:
@@ -105,11 +112,14 @@ def main(argv: list[str] | None = None) -> int:
         services.start_all()
         wait_ready(cfg, services)
         measure(cfg, services, results)
+        pair(cfg, services, results)
     except Exception as exc:  # noqa: BLE001 - reported, and the gate still runs
         error = f"{type(exc).__name__}: {exc}"
         log(f"ERROR {error}")
     finally:
         services.stop()
+        if bouncer is not None:
+            bouncer.stop()
     if not error:
         try:
             capacity(cfg, results)

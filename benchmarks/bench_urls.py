@@ -13,8 +13,8 @@ from merchants.scopes import Scope
 
 class BenchNoopApi(MerchantApi):
     """Authenticated (secret key), throttled (write scope), parses the JSON body, answers an
-    envelope: everything a create goes through except the create itself, with the create's
-    key scope (payouts write)."""
+    envelope: everything a create goes through except the create itself, the scope check with
+    the create's scope included."""
 
     required_scopes = {"POST": Scope.PAYOUTS_WRITE}
 

@@ -16,6 +16,7 @@ from benchmarks.harness.config import RESULTS_DIR, Config, run
 from benchmarks.harness.costs import capacity_markdown
 from benchmarks.harness.database import scalar
 from benchmarks.harness.metrics import METRIC_ORDER, fmt
+from benchmarks.harness.pgbouncer import pgbouncer_markdown
 from benchmarks.harness.tail import tail_markdown
 
 
@@ -134,6 +135,9 @@ def markdown(results: dict[str, Any]) -> str:
             + "; ".join(f"{name} {d['settled']} in {d['seconds']} s" for name, d in drains.items())
             + ".",
         ]
+    pooled = pgbouncer_markdown(results)
+    if pooled:
+        lines += ["", *pooled]
     list_sql = results.get("list_sql") or {}
     if list_sql and "error" not in list_sql:
         lines += ["", "List SQL (EXPLAIN ANALYZE of the statements the ORM sends):", ""]
