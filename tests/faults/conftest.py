@@ -223,11 +223,18 @@ def fake_paystack() -> Iterator[FakePaystack]:
 # --- Brokers and processes ----------------------------------------------------------------------
 
 
+# Redis hands a task a killed worker held to another after this visibility timeout (short here).
+FAULTS_VISIBILITY_TIMEOUT = 3
+
+
 @dataclass
 class Broker:
     kind: str
     url: str
     queue: str
+    # Seconds until a task a killed worker held is delivered again: RabbitMQ requeues it as the
+    # worker's connection closes; Redis after the visibility timeout.
+    redelivered_after: float
 
 
 def redis_ready(url: str) -> None:
@@ -246,9 +253,14 @@ def broker(celery_broker: str) -> Iterator[Broker]:
         url,
         queue=queue,
         task_patterns=["payouts.tasks.*", "collections_app.tasks.*", "webhooks.tasks.*"],
-        visibility_timeout=3,
+        visibility_timeout=FAULTS_VISIBILITY_TIMEOUT,
     ):
-        yield Broker(kind=celery_broker, url=url, queue=queue)
+        yield Broker(
+            kind=celery_broker,
+            url=url,
+            queue=queue,
+            redelivered_after=0 if celery_broker == "rabbitmq" else FAULTS_VISIBILITY_TIMEOUT,
+        )
 
 
 @dataclass
