@@ -14,13 +14,14 @@ save itself, wherever it was made. They ask ``current_actor()`` who made it:
 from __future__ import annotations
 
 import contextvars
-import getpass
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from core.commands import command_actor
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -54,18 +55,6 @@ class Acting:
 _acting: contextvars.ContextVar[Acting | None] = contextvars.ContextVar(
     "audit_acting", default=None
 )
-
-
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
-def command_actor(command: str) -> str:
-    """The label of a ``manage.py`` command run by the current operating-system user."""
-    return f"manage.py {command} ({_os_user()})"
 
 
 def _process_actor() -> str:

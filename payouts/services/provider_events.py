@@ -2,7 +2,7 @@
 applied to the payout it names: once per provider event, in any order, any number of times.
 
 The event goes through the same paths as a dispatch answer and a requery
-(``provider_answer_settle`` and ``payouts_settled_write`` under the payout's row lock) and a
+(``payout_answer_settle_write`` under the payout's row lock) and a
 reversal after success through ``payout_return``, so money moves at most once:
 
 | payout is | success | failed / reversed |
@@ -43,14 +43,8 @@ from payouts.models import (
     ProviderTransferEventResult,
 )
 from payouts.providers.base import TransferOutcome, TransferResult
-from payouts.services.attempts import attempt_answer_record, attempt_follow_payout, attempts_write
 from payouts.services.returns import payout_return
-from payouts.services.settle import (
-    PayoutFinalEffects,
-    payouts_settled_write,
-    provider_answer_record,
-    provider_answer_settle,
-)
+from payouts.services.settle import payout_answer_settle_write, provider_answer_record
 
 logger = logging.getLogger(__name__)
 
@@ -151,17 +145,9 @@ def _conflict_with_request(payout: Payout, event: ProviderTransferEvent) -> str:
 def _settle(
     payout: Payout, event: ProviderTransferEvent, attempt: PayoutAttempt | None
 ) -> ProviderEventResult:
-    now = timezone.now()
-    effects = PayoutFinalEffects()
     result = event.transfer_result()
     provider_answer_record(payout, result)
-    provider_answer_settle(payout, result, now=now, from_requery=True, effects=effects)
-    if attempt is not None:
-        attempt_answer_record(attempt, result)
-        attempt_follow_payout(attempt, payout, now=now)
-        attempts_write([attempt])
-        effects.attempts_followed.add(payout.pk)
-    payouts_settled_write([payout], effects=effects, now=now)
+    payout_answer_settle_write(payout, result, attempt=attempt, now=timezone.now())
     logger.info(
         "payout %s: %s transfer event %s applied: %s",
         payout.internal_reference,

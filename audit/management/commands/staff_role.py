@@ -16,9 +16,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from audit.actors import command_actor
 from audit.roles import ROLES, role_get
 from audit.services import staff_role_grant, staff_role_revoke, staff_roles_sync
+from core.commands import command_actor
 from core.exceptions import ApplicationError
 
 

@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from audit.actors import acting_as, command_actor
+from audit.actors import acting_as
+from core.commands import command_actor
 
 DEFAULT_DEVICE_NAME = "authenticator"
 
