@@ -8,6 +8,11 @@ need_apt=()
 command -v wrk >/dev/null || need_apt+=(wrk)
 command -v pgbench >/dev/null || need_apt+=(postgresql-client)
 command -v psql >/dev/null || need_apt+=(postgresql-client)
+# PgBouncer for the pair of runs through it (benchmarks/harness/pgbouncer.py; /usr/sbin is not
+# always on PATH). Its package's own service is never started.
+if [ "${BENCH_PGBOUNCER:-}" != "0" ] && ! .venv/bin/python scripts/pgbouncer.py install >/dev/null 2>&1; then
+  echo "make bench: pgbouncer could not be installed; the PgBouncer pair will be skipped" >&2
+fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
     echo "make bench: installing ${need_apt[*]}"

@@ -30,6 +30,10 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "make test: chromium could not be installed; the browser test will be skipped"
 fi
+# tests/pgbouncer run the concurrency tests through a private PgBouncer (scripts/pgbouncer.py):
+# install Debian's package when we can (its own service is never started).
+$PY scripts/pgbouncer.py install >/dev/null \
+  || echo "make test: pgbouncer could not be installed; the PgBouncer tests will be skipped"
 export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 
 .venv/bin/ruff check .

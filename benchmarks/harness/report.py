@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.config import RESULTS_DIR, Config, run
+from benchmarks.harness.costs import capacity_markdown
 from benchmarks.harness.database import scalar
 from benchmarks.harness.metrics import METRIC_ORDER, fmt
+from benchmarks.harness.pgbouncer import pgbouncer_markdown
+from benchmarks.harness.tail import tail_markdown
 
 
 def machine() -> dict[str, Any]:
@@ -128,6 +131,12 @@ def markdown(results: dict[str, Any]) -> str:
             + ", ".join(f"{part} {value} ms" for part, value in per.items() if value is not None)
             + ".",
         ]
+    tail = tail_markdown(results)
+    if tail:
+        lines += ["", *tail[:-1]]
+    costs = capacity_markdown(results)
+    if costs:
+        lines += ["", *costs]
     drains = results.get("drains") or {}
     if drains:
         lines += [
@@ -136,6 +145,9 @@ def markdown(results: dict[str, Any]) -> str:
             + "; ".join(f"{name} {d['settled']} in {d['seconds']} s" for name, d in drains.items())
             + ".",
         ]
+    pooled = pgbouncer_markdown(results)
+    if pooled:
+        lines += ["", *pooled]
     list_sql = results.get("list_sql") or {}
     if list_sql and "error" not in list_sql:
         lines += ["", "List SQL (EXPLAIN ANALYZE of the statements the ORM sends):", ""]
