@@ -122,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
         log(f"ERROR {error}")
     finally:
         services.stop()
-        broker_cleanup(cfg)
         if bouncer is not None:
             bouncer.stop()
     if not error:
@@ -131,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - reported, and the gate still runs
             error = f"capacity: {type(exc).__name__}: {exc}"
             log(f"ERROR {error}")
+    broker_cleanup(cfg)
     results["versions"] = versions(cfg)
     try:
         results["gate"] = gate(cfg, results)

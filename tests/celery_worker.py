@@ -16,7 +16,10 @@ The pieces, used together by ``celery_worker_running`` or one by one by the faul
   project's routing (``CELERY_TASK_ROUTES``) with each of its queues renamed to one of the
   test's own; restored afterwards and the queues removed from the broker (Redis: their keys;
   RabbitMQ: the queue and its exchange, deleted through kombu, as the broker here has no
-  management plugin to create a virtual host per test).
+  management plugin to create a virtual host per test). What a deleted queue cannot take back:
+  a delayed task still in RabbitMQ's ``celery_delayed_*`` queues when its test ended (a dispatch
+  round's one-second wake, a webhook retry). Those queues dead-letter at least once, so such a
+  message stays there, unroutable and tiny, until someone removes it; a handful a run.
 - ``worker_environment`` and ``celery_worker_start``: ``celery -A config.celery_app worker`` as
   a subprocess against the pytest test database, consuming a given queue under a unique node
   name, started once its log says it is ready.
