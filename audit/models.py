@@ -6,37 +6,25 @@ PostgreSQL a trigger refuses them too, whoever issues them (raw SQL included).
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
+
+from core.models import AppendOnlyModel, AppendOnlyQuerySet, staff_user_field
 
 
 class AuditRecordImmutableError(Exception):
     """Audit records are append-only: they are never updated or deleted."""
 
 
-class AuditRecordQuerySet(models.QuerySet["AuditRecord"]):
-    def update(self, **kwargs: Any) -> int:
-        raise AuditRecordImmutableError("audit records cannot be updated")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AuditRecordImmutableError("audit records cannot be deleted")
-
-
-class AuditRecord(models.Model):
+class AuditRecord(AppendOnlyModel):
     """One back-office act. ``before`` and ``after`` hold the values that changed, never a secret
     (a key or a webhook secret is recorded by its prefix or as ``"rotated"``)."""
 
     created_at = models.DateTimeField(default=timezone.now, db_index=True, editable=False)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
+    actor = staff_user_field(
         related_name="audit_records",
+        optional=True,
         help_text="The staff user; empty for a command-line or system actor",
     )
     actor_label = models.CharField(
@@ -51,7 +39,9 @@ class AuditRecord(models.Model):
     reason = models.TextField(blank=True, default="")
     ip_address = models.GenericIPAddressField(null=True, blank=True)
 
-    objects = AuditRecordQuerySet.as_manager()
+    objects = AppendOnlyQuerySet["AuditRecord"].as_manager()
+    immutable_error = AuditRecordImmutableError
+    immutable_noun = "audit records"
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -65,11 +55,3 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.object_repr}".strip()
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AuditRecordImmutableError("audit records cannot be updated")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AuditRecordImmutableError("audit records cannot be deleted")

@@ -1,26 +1,29 @@
-"""`make bench`: the service with production settings on loopback, driven by wrk, measured
-against PostgreSQL's own limit on this machine. Every figure is a ratio of two runs made here,
-minutes apart, so it holds on a noisy machine.
+"""`make bench`: the service with production settings on loopback, driven by wrk, measured against
+PostgreSQL's own limit on this machine. Every figure is a ratio of two runs made here, minutes
+apart, so it holds on a noisy machine.
 
 Steps: a fresh ``bench`` database (migrated, then filled with SQL: 1,000 funded wallets and one
-wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by
-pgbench on a copy of that database (M1's denominator); gunicorn + the Procfile's Celery
-workers (the money ``worker`` and the ``webhooks`` pool, each on its queues) on Redis;
-wrk runs (M1, M3, M4, M7, M8, M10); a py-spy profile of the create path; the gate once the
-worker has drained. Results: ``benchmarks/results/latest.json`` and ``latest.md``.
-This module runs the steps in order; each lives in ``benchmarks/harness/`` (see its
-``__init__``). ``--help`` prints this text and runs nothing.
+wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by pgbench
+on a copy of that database (M1's denominator); gunicorn + the Procfile's Celery workers (the money
+``worker`` and the ``webhooks`` pool, each on its queues) on Redis; wrk runs (M1, M3, M4, M7, M8,
+M10, the last traced phase by phase); a py-spy profile of the create path; with the service stopped,
+the cost of a payout in statements, WAL bytes, CPU and wallet lock hold
+(``benchmarks/capacity.py``); the gate once the worker has drained. Results:
+``benchmarks/results/latest.json`` and ``latest.md``. This module runs the steps in order; each
+lives in ``benchmarks/harness/`` (see its ``__init__``). ``--help`` prints this text and runs
+nothing.
 
-Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres),
-BENCH_DATABASE (bench; its pgbench copy is <name>_pgbench), BENCH_REDIS_URL
-(redis://127.0.0.1:6379/10), BENCH_DURATION (seconds per run, 12), BENCH_LIST_DURATION (8),
-BENCH_CONNECTIONS (16), BENCH_WALLETS (1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY
-(2 × cores + 1), CELERY_CONCURRENCY (the money worker's pool, cores; the webhooks pool takes
-WEBHOOK_WORKER_CONCURRENCY as the Procfile does), BENCH_DRAIN_TIMEOUT (240), BENCH_PROFILE
-(1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at once; else wait up to that long for
-the load average to fall below half the cores), BENCH_WEB_CPUS and BENCH_WORKER_CPUS (a
-taskset CPU list each, e.g. 0 and 1: gunicorn and the workers on their own cores; default:
-both on every core). A short smoke run: BENCH_DURATION=2 BENCH_LIST_DURATION=1
+Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres), BENCH_DATABASE
+(bench; its pgbench copy is <name>_pgbench), BENCH_REDIS_URL (redis://127.0.0.1:6379/10),
+BENCH_DURATION (seconds per run, 12), BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS
+(1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY (2 × cores + 1), CELERY_CONCURRENCY (the money
+worker's pool, cores; the webhooks pool takes WEBHOOK_WORKER_CONCURRENCY as the Procfile does),
+BENCH_DRAIN_TIMEOUT (240), BENCH_PROFILE (1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at
+once; else wait up to that long for the load average to fall below half the cores), BENCH_WEB_CPUS
+and BENCH_WORKER_CPUS (a taskset CPU list each, e.g. 0 and 1: gunicorn and the workers on their own
+cores; default: both on every core), BENCH_WORKER_NICE (0; e.g. 10 runs the workers at a lower CPU
+priority than the web), BENCH_TRACE (1; 0 leaves the trace middleware out), BENCH_CAPACITY_PAYOUTS
+(200; 0 skips benchmarks/capacity.py). A short smoke run: BENCH_DURATION=2 BENCH_LIST_DURATION=1
 BENCH_WALLETS=20 BENCH_PAYOUTS=2000 BENCH_PROFILE=0 (figures meaningless, gate meaningful).
 
 PgBouncer (``benchmarks/harness/pgbouncer.py``): by default the bench ends with a pair of create
@@ -38,6 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.harness.config import RESULTS_DIR, WORK, Config, env_int, free_port, log
+from benchmarks.harness.costs import capacity
 from benchmarks.harness.database import flush_redis, prepare_database
 from benchmarks.harness.gate import gate, list_totals_check
 from benchmarks.harness.measure import measure
@@ -115,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         services.stop()
         if bouncer is not None:
             bouncer.stop()
+    if not error:
+        try:
+            capacity(cfg, results)
+        except Exception as exc:  # noqa: BLE001 - reported, and the gate still runs
+            error = f"capacity: {type(exc).__name__}: {exc}"
+            log(f"ERROR {error}")
     results["versions"] = versions(cfg)
     try:
         results["gate"] = gate(cfg, results)

@@ -8,11 +8,15 @@ from rest_framework.request import Request
 from config.urls import urlpatterns as product_urlpatterns
 from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse
+from merchants.scopes import Scope
 
 
 class BenchNoopApi(MerchantApi):
     """Authenticated (secret key), throttled (write scope), parses the JSON body, answers an
-    envelope: everything a create goes through except the create itself."""
+    envelope: everything a create goes through except the create itself, the scope check with
+    the create's scope included."""
+
+    required_scopes = {"POST": Scope.PAYOUTS_WRITE}
 
     def post(self, request: Request) -> EnvelopeResponse:
         body = request.data

@@ -17,8 +17,8 @@
 BEGIN;
 SET LOCAL synchronous_commit = off;
 
-INSERT INTO merchants_merchant (id, name, email, is_active, created_at, updated_at)
-SELECT i, 'Bench Merchant ' || i, 'bench' || i || '@example.com', true, now(), now()
+INSERT INTO merchants_merchant (id, name, email, is_active, is_platform, created_at, updated_at)
+SELECT i, 'Bench Merchant ' || i, 'bench' || i || '@example.com', true, false, now(), now()
 FROM generate_series(1, :list_id) AS i;
 
 INSERT INTO merchants_secretkey (merchant_id, mode, kind, name, scopes, key_hash, prefix,
@@ -64,7 +64,8 @@ INSERT INTO payouts_payout (id, merchant_id, wallet_id, mode, internal_reference
                             nip_session_id, returned_at, return_reason,
                             provider_responses, dispatch_attempts, dispatch_claimed_at,
                             verify_before_send, dispatched_at, ambiguous_since, next_requery_at,
-                            requery_count, created_at, completed_at, updated_at)
+                            requery_count, created_at, completed_at, updated_at,
+                            fraud_nip_code, approval_status)
 SELECT i + 1, :list_id, :list_id, 'test',
        'po_seed_' || lpad(to_hex(i), 20, '0'), 'seed-' || i,
        md5('seed-' || i) || md5('fingerprint-' || i),
@@ -75,7 +76,8 @@ SELECT i + 1, :list_id, :list_id, 'test',
        CASE WHEN i % 5 = 0 THEN 'Transfer reversed by the beneficiary bank (sandbox)' END,
        'sandbox', 'TRF_seed_' || i, '', NULL::timestamptz, '', '[]'::jsonb, 1, ts.created_at, false,
        ts.created_at + interval '1 second', NULL, NULL, 0,
-       ts.created_at, ts.created_at + interval '2 seconds', ts.created_at + interval '2 seconds'
+       ts.created_at, ts.created_at + interval '2 seconds', ts.created_at + interval '2 seconds',
+       '', 'not_required'
 FROM generate_series(0, :n_payouts - 1) AS i
 CROSS JOIN LATERAL (SELECT now() - interval '1 minute' * (:n_payouts - i) AS created_at) AS ts
 CROSS JOIN (SELECT id, bank_code, name FROM wallets_bank WHERE bank_code = '058') AS bank;

@@ -38,6 +38,7 @@ from collections_app.reports import (
 )
 from core.admin import (
     ReadOnlyAdminMixin,
+    ReadOnlyTabularInline,
     merchant_column,
     money_cell,
     money_column,
@@ -77,16 +78,14 @@ class CustomerAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
         return False
 
 
-class TransactionSplitEntryInline(ReadOnlyAdminMixin, admin.TabularInline):
+class TransactionSplitEntryInline(ReadOnlyTabularInline):
     model = TransactionSplitEntry
-    extra = 0
     fields = ("subaccount", "share")
     readonly_fields = fields
 
 
-class TransactionAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class TransactionAttemptInline(ReadOnlyTabularInline):
     model = TransactionAttempt
-    extra = 0
     fields = (
         "created_at",
         "outcome",
@@ -136,16 +135,9 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
 
     change_form_template = "admin/backoffice/change_form.html"
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def detail_buttons(self, request: HttpRequest, object_id: str) -> list[tuple[str, str]]:
         """A paid transaction's page offers "Refund" to whoever may refund (the finance
         approver's permission), opening the refund page with its reference filled in."""
-        buttons = []
         collection = (
             CollectionTransaction.objects.filter(pk=object_id)
             .only("reference", "payment_status")
@@ -159,9 +151,8 @@ class CollectionTransactionAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin
             and self.user_has(request, REFUND_PERMISSION)
         ):
             query = urlencode({"reference": collection.reference})
-            buttons.append(("Refund", f"{reverse('admin:refunds_refund_collection')}?{query}"))
-        context = {**(extra_context or {}), "backoffice_buttons": buttons}
-        return super().change_view(request, object_id, form_url, context)
+            return [("Refund", f"{reverse('admin:refunds_refund_collection')}?{query}")]
+        return []
 
     # --- Settlement report (see the section at the end of this module) ----------------------
 

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models.functions import Lower
 
 from core.fields import FixedPointField, MoneyField
+from core.models import TimeStampedModel
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
@@ -51,7 +52,7 @@ class ConfirmationSource(models.TextChoices):
     ADMIN = "admin", "Back office"
 
 
-class CollectionFeeSchedule(models.Model):
+class CollectionFeeSchedule(TimeStampedModel):
     """The collection fee: ``percentage_rate`` % of the amount plus ``flat_fee`` (waived when the
     amount is below ``flat_fee_waiver_below``), capped at ``fee_cap`` (no cap when empty). The
     result is rounded half-up to the kobo. One schedule is active at a time."""
@@ -68,8 +69,6 @@ class CollectionFeeSchedule(models.Model):
     )
     fee_cap = MoneyField(null=True, blank=True)
     is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-id"]
@@ -92,7 +91,7 @@ class CollectionFeeSchedule(models.Model):
         return f"{self.name} ({'active' if self.is_active else 'inactive'})"
 
 
-class Customer(models.Model):
+class Customer(TimeStampedModel):
     """A payer of one merchant in one mode, identified by email (case-insensitive)."""
 
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="+")
@@ -102,8 +101,6 @@ class Customer(models.Model):
     phone_number = models.CharField(max_length=20)
     first_name = models.CharField(max_length=100)
     last_name = models.CharField(max_length=100)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -117,7 +114,7 @@ class Customer(models.Model):
         return f"{self.customer_tag} ({self.email})"
 
 
-class CollectionTransaction(models.Model):
+class CollectionTransaction(TimeStampedModel):
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="+")
     mode = models.CharField(max_length=4, choices=Mode.choices)
     reference = models.CharField(max_length=40, unique=True, editable=False)
@@ -170,8 +167,6 @@ class CollectionTransaction(models.Model):
     expires_at = models.DateTimeField(db_index=True)
     paid_at = models.DateTimeField(null=True, blank=True)
     status_changed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-id"]

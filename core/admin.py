@@ -1,6 +1,7 @@
 """Back-office plumbing shared by every app's admin: the cells of money, times, names, bank
 accounts and statuses (and the list columns built from them: ``money_column``, ``time_column``,
-``status_column``, ``merchant_column``), the read-only mixin and the local date-range filter."""
+``value_column``, ``status_column``, ``merchant_column``), the read-only mixin and inline, and the
+local date-range filter."""
 
 from __future__ import annotations
 
@@ -61,6 +62,18 @@ def time_column(field: str, description: str) -> Callable[[Any, Any], SafeString
     return column
 
 
+def value_column(field: str, description: str) -> Callable[[Any, Any], Any]:
+    """A column of an admin list or page: the ``field`` as it is (``—`` when empty) under a short
+    header, sorted by the field."""
+
+    @admin.display(description=description, ordering=field)
+    def column(model_admin: Any, obj: Any) -> Any:
+        value = getattr(obj, field)
+        return "—" if value is None else value
+
+    return column
+
+
 def status_column(field: str, description: str) -> Callable[[Any, Any], SafeString]:
     """A column of an admin list or page: the choice ``field`` as a ``status_badge`` with its
     label, sorted by the field."""
@@ -108,6 +121,14 @@ class ReadOnlyAdminMixin:
         if self.allow_delete:
             return super().has_delete_permission(request, obj)  # type: ignore[misc]
         return False
+
+
+class ReadOnlyTabularInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """The rows of a log or a money record under their parent's page, read-only: no blank rows to
+    add and no delete column (``allow_change`` and ``allow_delete`` as ``ReadOnlyAdminMixin``)."""
+
+    extra = 0
+    can_delete = False
 
 
 def local_time_cell(value: datetime | None) -> SafeString | str:

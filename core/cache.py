@@ -238,6 +238,27 @@ def redis_window_open(cache: PooledRedisCache, key: str, *, milliseconds: int) -
     return bool(cache.circuit.call(lambda: client.set(key, 1, nx=True, px=max(1, milliseconds))))
 
 
+def redis_window_open_for(
+    cache: PooledRedisCache, key: str, *, milliseconds: int
+) -> tuple[bool, int]:
+    """Opens the window ``key`` for ``milliseconds`` unless it is open already (``SET NX PX``, as
+    :func:`redis_window_open`) and reads how long it stays open (``PTTL``), in one round trip:
+    ``(opened, milliseconds left)``, timed by the Redis server's clock when it answered. The time
+    left is 0 or less when the window closed between the two commands.
+    :class:`CacheUnavailable` when Redis is down."""
+    key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(key, write=True)
+
+    def open_for() -> tuple[bool, int]:
+        pipeline = client.pipeline(transaction=False)
+        pipeline.set(key, 1, nx=True, px=max(1, milliseconds))
+        pipeline.pttl(key)
+        opened, left = pipeline.execute()
+        return bool(opened), int(left)
+
+    return cache.circuit.call(open_for)
+
+
 def cache_window_hit(
     cache: BaseCache, key: str, *, timeout: int, previous_key: str
 ) -> tuple[int, int]:

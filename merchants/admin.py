@@ -45,7 +45,7 @@ from audit.backoffice import (
     secrets_shown_once,
 )
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin, ReadOnlyTabularInline
 from core.ssrf import UnsafeURLError, url_check_public
 from merchants.models import KeyKind, Merchant, Mode, SecretKey, WebhookSettings
 from merchants.services import (
@@ -62,29 +62,33 @@ ROTATION_NOTE = (
 )
 
 
-class SecretKeyInline(ReadOnlyAdminMixin, admin.TabularInline):
+# What the back office shows of a key, under its merchant and on its own page.
+KEY_FIELDS = (
+    "mode",
+    "kind",
+    "name",
+    "prefix",
+    "scope_list",
+    "created_at",
+    "expires_at",
+    "revoked_at",
+)
+
+
+class KeyScopesColumn:
+    @admin.display(description="scopes")
+    def scope_list(self, obj: SecretKey) -> str:
+        return key_scopes_display(obj)
+
+
+class SecretKeyInline(KeyScopesColumn, ReadOnlyTabularInline):
     """Keys are issued and revoked by rotation only."""
 
     model = SecretKey
     allow_change = True
     allow_delete = True
-    extra = 0
-    can_delete = False
-    fields = (
-        "mode",
-        "kind",
-        "name",
-        "prefix",
-        "scope_list",
-        "created_at",
-        "expires_at",
-        "revoked_at",
-    )
+    fields = KEY_FIELDS
     readonly_fields = fields
-
-    @admin.display(description="scopes")
-    def scope_list(self, obj: SecretKey) -> str:
-        return key_scopes_display(obj)
 
 
 def key_scopes_display(key: SecretKey) -> str:
@@ -210,7 +214,7 @@ class MerchantAdmin(BackOfficeAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(SecretKey)
-class SecretKeyAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
+class SecretKeyAdmin(KeyScopesColumn, ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
     allow_delete = True
     list_display = (
         "prefix",
@@ -226,22 +230,8 @@ class SecretKeyAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin)
     list_filter = ("mode", "kind")
     search_fields = ("prefix", "name", "merchant__name")
     list_select_related = ("merchant",)
-    readonly_fields = (
-        "merchant",
-        "mode",
-        "kind",
-        "name",
-        "prefix",
-        "scope_list",
-        "created_at",
-        "expires_at",
-        "revoked_at",
-    )
+    readonly_fields = ("merchant", *KEY_FIELDS)
     exclude = ("key_hash", "scopes")
-
-    @admin.display(description="scopes")
-    def scope_list(self, obj: SecretKey) -> str:
-        return key_scopes_display(obj)
 
 
 class WebhookSettingsForm(forms.ModelForm):

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.fields import EncryptedTextField
+from core.models import TimeStampedModel
 from merchants.scopes import ALL_SCOPES, Scope
 
 
@@ -20,7 +21,7 @@ class Mode(models.TextChoices):
     LIVE = "live", "Live"
 
 
-class Merchant(models.Model):
+class Merchant(TimeStampedModel):
     name = models.CharField(max_length=200)
     email = models.EmailField()
     is_active = models.BooleanField(default=True)
@@ -28,8 +29,6 @@ class Merchant(models.Model):
     # their payouts): made by ``settlements.services.platform_merchant_get``, never by a
     # person; it has no secret keys, so it can never call the API.
     is_platform = models.BooleanField(default=False, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -121,7 +120,7 @@ class SecretKey(models.Model):
         return frozenset(self.scopes)
 
 
-class WebhookSettings(models.Model):
+class WebhookSettings(TimeStampedModel):
     """Where and how the merchant receives signed webhooks, per mode.
 
     The secret must be readable to sign payloads, so it cannot be hashed: it is stored encrypted
@@ -141,8 +140,6 @@ class WebhookSettings(models.Model):
     secret = EncryptedTextField(blank=True, default="")
     previous_secret = EncryptedTextField(blank=True, default="")
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "webhook settings"

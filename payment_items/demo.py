@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 
@@ -30,6 +30,19 @@ DEMO_FORM_DATA = [
 ]
 
 
+class DemoSubaccount(NamedTuple):
+    account_number: str
+    account_name: str
+    share: Decimal  # its percentage of the demo split
+
+
+# One a bank, in the bank list's order.
+DEMO_SUBACCOUNTS = (
+    DemoSubaccount("0123456789", "Demo Academy Bursary", Decimal("10")),
+    DemoSubaccount("9876543210", "Demo Academy Library Fund", Decimal("5")),
+)
+
+
 @transaction.atomic
 def demo_catalogue_seed(*, merchant: Merchant) -> dict[str, Any]:
     """Creates, in test mode: a business, a category and sub-category, two subaccounts, a
@@ -38,8 +51,8 @@ def demo_catalogue_seed(*, merchant: Merchant) -> dict[str, Any]:
     from wallets.models import Bank
 
     mode = Mode.TEST
-    banks = list(Bank.objects.filter(is_active=True).order_by("id")[:2])
-    if len(banks) < 2:
+    banks = list(Bank.objects.filter(is_active=True).order_by("id")[: len(DEMO_SUBACCOUNTS)])
+    if len(banks) < len(DEMO_SUBACCOUNTS):
         raise RuntimeError("The bank list is empty; run `python manage.py migrate` first.")
 
     business = business_create(
@@ -49,25 +62,24 @@ def demo_catalogue_seed(*, merchant: Merchant) -> dict[str, Any]:
     sub_category = sub_category_create(
         category=category, name="Tuition", business_registration_type_id=1
     )
-    bursary = subaccount_create(
-        merchant=merchant,
-        mode=mode,
-        bank=banks[0],
-        account_number="0123456789",
-        account_name="Demo Academy Bursary",
-    )
-    library = subaccount_create(
-        merchant=merchant,
-        mode=mode,
-        bank=banks[1],
-        account_number="9876543210",
-        account_name="Demo Academy Library Fund",
-    )
+    subaccounts = [
+        subaccount_create(
+            merchant=merchant,
+            mode=mode,
+            bank=bank,
+            account_number=demo.account_number,
+            account_name=demo.account_name,
+        )
+        for bank, demo in zip(banks, DEMO_SUBACCOUNTS, strict=True)
+    ]
     split = transaction_split_create(
         merchant=merchant,
         mode=mode,
         name="Tuition split",
-        shares=[(bursary, Decimal("10")), (library, Decimal("5"))],
+        shares=[
+            (subaccount, demo.share)
+            for subaccount, demo in zip(subaccounts, DEMO_SUBACCOUNTS, strict=True)
+        ],
     )
     common = {"business": business, "category": category, "sub_category": sub_category}
     fixed = payment_item_create(
@@ -98,6 +110,6 @@ def demo_catalogue_seed(*, merchant: Merchant) -> dict[str, Any]:
     )
     return {
         "payment_items": {"fixed": fixed.pk, "variable": variable.pk, "inactive": inactive.pk},
-        "subaccount_codes": [bursary.account_code, library.account_code],
+        "subaccount_codes": [subaccount.account_code for subaccount in subaccounts],
         "transaction_split_code": split.transaction_split_code,
     }

@@ -21,13 +21,13 @@ import string
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
 from core.fields import FixedPointField, MoneyField
+from core.models import TimeStampedModel, staff_user_field
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 from payment_items.validators import validate_form_data
@@ -89,12 +89,10 @@ class SoftDeletable(models.Model):
         super().save(*args, **kwargs)
 
 
-class Business(MerchantScoped):
+class Business(MerchantScoped, TimeStampedModel):
     """The merchant's business that payment items belong to (``core_service_business_id``)."""
 
     business_name = models.CharField(max_length=200)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -104,21 +102,17 @@ class Business(MerchantScoped):
         return f"{self.business_name} ({self.mode})"
 
 
-class CatalogueGroup(SoftDeletable):
+class CatalogueGroup(SoftDeletable, TimeStampedModel):
     """The fields categories and sub-categories share (``category_details`` of a payment item)."""
 
     name = models.CharField(max_length=150)
     status = models.IntegerField(choices=CatalogueStatus.choices, default=CatalogueStatus.ACTIVE)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
+    created_by = staff_user_field(
         related_name="+",
+        optional=True,
+        on_delete=models.SET_NULL,
         help_text="Back-office user who created it",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         abstract = True
@@ -145,7 +139,7 @@ class SubCategory(CatalogueGroup):
         return f"{self.category.name} / {self.name}"
 
 
-class Subaccount(MerchantScoped):
+class Subaccount(MerchantScoped, TimeStampedModel):
     """A bank account that receives a share of collections, addressed by ``account_code``."""
 
     account_code = models.CharField(
@@ -158,8 +152,6 @@ class Subaccount(MerchantScoped):
     )
     account_name = models.CharField(max_length=150)
     is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -168,7 +160,7 @@ class Subaccount(MerchantScoped):
         return f"{self.account_code} — {self.account_name} ({self.mode})"
 
 
-class TransactionSplit(MerchantScoped):
+class TransactionSplit(MerchantScoped, TimeStampedModel):
     """A named split configuration: shares of a collection to subaccounts (see module doc)."""
 
     transaction_split_code = models.CharField(
@@ -179,8 +171,6 @@ class TransactionSplit(MerchantScoped):
         max_length=10, choices=SplitType.choices, default=SplitType.PERCENTAGE
     )
     is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -229,7 +219,7 @@ class TransactionSplitShare(models.Model):
             raise ValidationError(errors)
 
 
-class PaymentItem(MerchantScoped, SoftDeletable):
+class PaymentItem(MerchantScoped, SoftDeletable, TimeStampedModel):
     """Something a customer pays for. ``amount`` 0 marks a variable-amount item."""
 
     business = models.ForeignKey(Business, on_delete=models.PROTECT, related_name="payment_items")
@@ -259,8 +249,6 @@ class PaymentItem(MerchantScoped, SoftDeletable):
     allow_quick_print = models.BooleanField(default=False)
     can_edit_item = models.BooleanField(default=True)
     show_on_agent_app = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]

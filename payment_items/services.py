@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
 from merchants.models import Merchant
 from payment_items.models import (
@@ -20,26 +20,26 @@ from payment_items.models import (
     TransactionSplitShare,
 )
 
+RowT = TypeVar("RowT", bound=models.Model)
+
+
+def _validated_save(row: RowT) -> RowT:
+    """Saves ``row`` once every field and link passes the model's own validation."""
+    row.full_clean()
+    row.save()
+    return row
+
 
 def business_create(*, merchant: Merchant, mode: str, business_name: str) -> Business:
-    business = Business(merchant=merchant, mode=mode, business_name=business_name)
-    business.full_clean()
-    business.save()
-    return business
+    return _validated_save(Business(merchant=merchant, mode=mode, business_name=business_name))
 
 
 def category_create(*, merchant: Merchant, mode: str, name: str, **extra: Any) -> Category:
-    category = Category(merchant=merchant, mode=mode, name=name, **extra)
-    category.full_clean()
-    category.save()
-    return category
+    return _validated_save(Category(merchant=merchant, mode=mode, name=name, **extra))
 
 
 def sub_category_create(*, category: Category, name: str, **extra: Any) -> SubCategory:
-    sub_category = SubCategory(category=category, name=name, **extra)
-    sub_category.full_clean()
-    sub_category.save()
-    return sub_category
+    return _validated_save(SubCategory(category=category, name=name, **extra))
 
 
 def subaccount_create(
@@ -50,16 +50,15 @@ def subaccount_create(
     account_number: str,
     account_name: str,
 ) -> Subaccount:
-    subaccount = Subaccount(
-        merchant=merchant,
-        mode=mode,
-        bank=bank,
-        account_number=account_number,
-        account_name=account_name,
+    return _validated_save(
+        Subaccount(
+            merchant=merchant,
+            mode=mode,
+            bank=bank,
+            account_number=account_number,
+            account_name=account_name,
+        )
     )
-    subaccount.full_clean()
-    subaccount.save()
-    return subaccount
 
 
 @transaction.atomic
@@ -74,19 +73,14 @@ def transaction_split_create(
     """A split with one share per subaccount; percentage shares must total at most 100."""
     if split_type == SplitType.PERCENTAGE and sum(s for _, s in shares) > Decimal("100"):
         raise ValidationError({"shares": "percentage shares must total at most 100"})
-    split = TransactionSplit(merchant=merchant, mode=mode, name=name, split_type=split_type)
-    split.full_clean()
-    split.save()
+    split = _validated_save(
+        TransactionSplit(merchant=merchant, mode=mode, name=name, split_type=split_type)
+    )
     for subaccount, share in shares:
-        row = TransactionSplitShare(split=split, subaccount=subaccount, share=share)
-        row.full_clean()
-        row.save()
+        _validated_save(TransactionSplitShare(split=split, subaccount=subaccount, share=share))
     return split
 
 
 def payment_item_create(*, merchant: Merchant, mode: str, **fields: Any) -> PaymentItem:
     """Validates every field (``form_data`` included) and the merchant/mode of every link."""
-    item = PaymentItem(merchant=merchant, mode=mode, **fields)
-    item.full_clean()
-    item.save()
-    return item
+    return _validated_save(PaymentItem(merchant=merchant, mode=mode, **fields))

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from audit.backoffice import BackOfficeAdminMixin, page_context, service_run
-from core.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin, ReadOnlyTabularInline
 from payouts.models import (
     Payout,
     PayoutResolution,
@@ -48,20 +48,16 @@ from payouts.services import (
 APPROVE_PERMISSION = "payouts.approve_resolution"
 
 
-class PayoutResolutionInline(ReadOnlyAdminMixin, admin.TabularInline):
+class PayoutResolutionInline(ReadOnlyTabularInline):
     model = PayoutResolution
     allow_delete = True
-    extra = 0
-    can_delete = False
     fields = ("created_at", "resolved_by", "from_status", "to_status", "reason")
     readonly_fields = fields
     verbose_name_plural = "manual resolutions (internal)"
 
 
-class PayoutResolutionProposalInline(ReadOnlyAdminMixin, admin.TabularInline):
+class PayoutResolutionProposalInline(ReadOnlyTabularInline):
     model = PayoutResolutionProposal
-    extra = 0
-    can_delete = False
     fields = (
         "proposed_at",
         "proposed_by",
@@ -78,6 +74,29 @@ class PayoutResolutionProposalInline(ReadOnlyAdminMixin, admin.TabularInline):
     verbose_name_plural = "resolution proposals (internal)"
 
 
+def resolution_reason_field(*, help_text: str) -> forms.CharField:
+    """The internal reason of a proposed resolution, long enough to say what was checked; finance
+    staff and the audit trail see it, the merchant never does."""
+    return forms.CharField(
+        label="Internal reason",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        min_length=RESOLUTION_REASON_MIN_LENGTH,
+        strip=True,
+        help_text=help_text,
+    )
+
+
+def _evidence_field(name: str, *, label: str, help_text: str) -> forms.CharField:
+    """Optional evidence of a proposed outcome, no longer than the proposal keeps it."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        max_length=EVIDENCE_MAX_LENGTHS[name],
+        strip=True,
+        help_text=help_text,
+    )
+
+
 class ProposeResolutionForm(forms.Form):
     proposed_status = forms.ChoiceField(
         label="Resolve as",
@@ -85,26 +104,18 @@ class ProposeResolutionForm(forms.Form):
         widget=forms.RadioSelect,
         help_text="successful captures the reserved funds; failed returns them to the merchant",
     )
-    reason = forms.CharField(
-        label="Internal reason",
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        min_length=RESOLUTION_REASON_MIN_LENGTH,
-        strip=True,
+    reason = resolution_reason_field(
         help_text="What was checked and with whom. Finance staff and the audit trail see it; "
         'the merchant never does (a failed payout tells them "Transfer failed").',
     )
-    provider_reference = forms.CharField(
+    provider_reference = _evidence_field(
+        "provider_reference",
         label="Provider reference",
-        required=False,
-        max_length=EVIDENCE_MAX_LENGTHS["provider_reference"],
-        strip=True,
         help_text="Evidence: the provider's reference of the transfer, if known",
     )
-    nip_session_id = forms.CharField(
+    nip_session_id = _evidence_field(
+        "nip_session_id",
         label="NIP session id",
-        required=False,
-        max_length=EVIDENCE_MAX_LENGTHS["nip_session_id"],
-        strip=True,
         help_text="Evidence: the NIP session id on the bank or provider statement, if any",
     )
     checked = forms.BooleanField(

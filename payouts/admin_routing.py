@@ -22,7 +22,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from audit.backoffice import BackOfficeAdminMixin
-from core.admin import ReadOnlyAdminMixin, money_cell, status_badge
+from core.admin import ReadOnlyAdminMixin, ReadOnlyTabularInline, money_cell, status_badge
 from core.dates import local_text
 from core.exceptions import ApplicationError
 from payouts.models import PayoutAttempt, PayoutProviderCircuit, PayoutRoute
@@ -30,10 +30,8 @@ from payouts.selectors import ProviderHealth, provider_health_list
 from payouts.services.routing import payout_route_validate
 
 
-class PayoutAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class PayoutAttemptInline(ReadOnlyTabularInline):
     model = PayoutAttempt
-    extra = 0
-    can_delete = False
     fields = (
         "number",
         "provider_name",

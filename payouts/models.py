@@ -19,30 +19,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
 from core.fields import MoneyField
+from core.models import staff_user_field
 from core.money import CURRENCY_NGN
 from merchants.models import Mode
 
 ZERO = Decimal("0.00")
-
-
-def _staff_user(
-    *, related_name: str, optional: bool = False, help_text: str = ""
-) -> models.ForeignKey:
-    """A reference to the staff user who did something; their account is never deleted under it."""
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=optional,
-        blank=optional,
-        related_name=related_name,
-        help_text=help_text,
-    )
 
 
 class PayoutStatus(models.TextChoices):
@@ -428,7 +414,7 @@ class PayoutBatch(models.Model):
     item_results = models.JSONField(
         default=list, blank=True, help_text="Per item, in request order: what was answered"
     )
-    created_by = _staff_user(
+    created_by = staff_user_field(
         related_name="payout_batches",
         optional=True,
         help_text="The staff user who submitted it in the back office; empty for the API",
@@ -472,7 +458,7 @@ class PayoutResolution(models.Model):
     from_status = models.CharField(max_length=12, choices=PayoutStatus.choices)
     to_status = models.CharField(max_length=12, choices=ResolutionStatus.choices)
     reason = models.TextField()
-    resolved_by = _staff_user(related_name="payout_resolutions")
+    resolved_by = staff_user_field(related_name="payout_resolutions")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -495,7 +481,7 @@ class ResolutionDecision(models.TextChoices):
 class TwoPersonProposal(models.Model):
     """What every proposal that waits for a second person records of its decision.
 
-    A concrete proposal adds ``proposed_by`` and ``decided_by`` (``_staff_user``: each model
+    A concrete proposal adds ``proposed_by`` and ``decided_by`` (``staff_user_field``: each model
     names its own reverse relations) and lists ``decision_constraints`` in its ``Meta``. An open
     proposal has no decision yet; a decided one has the decision, who decided (never the proposer)
     and when, all three or none.
@@ -555,9 +541,9 @@ class PayoutResolutionProposal(TwoPersonProposal):
     nip_session_id = models.CharField(
         max_length=64, blank=True, default="", help_text="Evidence: the NIP session id"
     )
-    proposed_by = _staff_user(related_name="payout_resolution_proposals")
+    proposed_by = staff_user_field(related_name="payout_resolution_proposals")
     proposed_at = models.DateTimeField(default=timezone.now)
-    decided_by = _staff_user(related_name="payout_resolution_decisions", optional=True)
+    decided_by = staff_user_field(related_name="payout_resolution_decisions", optional=True)
 
     class Meta:
         ordering = ["-proposed_at", "-id"]
@@ -609,9 +595,9 @@ class PayoutBatchProposal(TwoPersonProposal):
     total_fee_amount = MoneyField(default=ZERO)
     total_debit_amount = MoneyField(default=ZERO)
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of what is submitted")
-    proposed_by = _staff_user(related_name="payout_batch_proposals")
+    proposed_by = staff_user_field(related_name="payout_batch_proposals")
     created_at = models.DateTimeField(default=timezone.now)
-    decided_by = _staff_user(related_name="payout_batch_decisions", optional=True)
+    decided_by = staff_user_field(related_name="payout_batch_decisions", optional=True)
     batch = models.ForeignKey(
         PayoutBatch,
         on_delete=models.PROTECT,

@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.fields import MoneyField
+from core.models import TimeStampedModel
 from merchants.models import Mode
 
 
@@ -92,7 +93,7 @@ class PayoutAttempt(models.Model):
         return self.outcome in COULD_SUCCEED_OUTCOMES
 
 
-class PayoutRoute(models.Model):
+class PayoutRoute(TimeStampedModel):
     """A routing rule: payouts of ``mode`` to ``bank_code`` (empty: any bank) whose amount is
     within [``min_amount``, ``max_amount``] (empty: unbounded) may go to ``provider_name``.
 
@@ -111,8 +112,6 @@ class PayoutRoute(models.Model):
     )
     priority = models.PositiveIntegerField(default=100, help_text="Lower is tried first")
     active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["mode", "priority", "id"]
@@ -246,7 +245,7 @@ class ProviderTransferEventRecord(models.Model):
         return f"{self.provider} {self.kind} {self.reference} ({self.result})"
 
 
-class SandboxTransfer(models.Model):
+class SandboxTransfer(TimeStampedModel):
     """A sandbox provider's own record of transfers it accepted, keyed by our reference.
 
     It makes the sandbox idempotent (a second initiate with one reference is the same transfer)
@@ -261,8 +260,6 @@ class SandboxTransfer(models.Model):
     transfer_code = models.CharField(max_length=40, unique=True)
     initiate_count = models.PositiveIntegerField(default=1)
     query_count = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-id"]

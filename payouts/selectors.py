@@ -16,6 +16,7 @@ from django.db.models import Count, Max, Model, Q, QuerySet, Subquery, Sum, Wind
 from django.db.models.functions import TruncDate
 from django.utils import timezone as django_timezone
 
+from core.api.created_range import CreatedRangeFilters
 from core.api.list_filters import filters_given
 from core.api.pagination import Page, page_items
 from core.dates import local_isoformat
@@ -67,10 +68,8 @@ def payout_quote(*, amount: Decimal, currency: str = CURRENCY_NGN) -> PayoutQuot
 
 
 @dataclass(frozen=True)
-class PayoutListFilters:
+class PayoutListFilters(CreatedRangeFilters):
     status: str | None = None
-    created_from: datetime | None = None  # inclusive
-    created_to: datetime | None = None  # inclusive
     reference: str | None = None
     currency: str = CURRENCY_NGN
     batch_id: int | None = None  # extension: the payouts a bulk request created
@@ -117,8 +116,7 @@ def _payout_filters_apply(
         queryset,
         batch_id=filters.batch_id,
         status=filters.status,
-        created_at__gte=filters.created_from,
-        created_at__lte=filters.created_to,
+        **filters.created_lookups(),
     )
     if filters.reference:
         reference = filters.reference

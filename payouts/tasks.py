@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import OperationalError
 
-from core.cache import CacheUnavailable, PooledRedisCache, redis_window_open
+from core.cache import CacheUnavailable, PooledRedisCache, redis_window_open_for
 from payouts import services
 from payouts.exceptions import DispatchDeferredError
 from payouts.models import FINAL_STATUSES, Payout
@@ -146,10 +146,13 @@ class DispatchWake:
       takes its payout with the rest, in one round.
 
     The interval is one for every web process and host when the cache is Redis
-    (``CACHE_URL=redis://…``: one ``SET NX PX``, ``core.cache.redis_window_open``), so however
-    many processes accept payouts, a burst costs one publish and the worker one round per
-    interval. On any other cache (the embedded default's local memory) each process keeps its
-    own interval on ``clock``, as it does while the Redis cache is unavailable. Thread-safe.
+    (``CACHE_URL=redis://…``: one ``SET NX PX`` and its ``PTTL`` in one round trip,
+    ``core.cache.redis_window_open_for``), so however many processes accept payouts, a burst
+    costs one publish and the worker one round per interval. Each process remembers until when
+    the interval it last saw is open (from the ``PTTL``, read no earlier than it asked), and its
+    commits until then cost no round trip at all. On any other cache (the embedded default's
+    local memory) each process keeps its own interval on ``clock``, as it does while the Redis
+    cache is unavailable. Thread-safe.
     A publish that fails (the broker is down) is logged and the commit's request still answers;
     beat's ``payouts-dispatch-round`` runs the round later, so an outage delays dispatch but
     never loses one. An interval of 0 publishes every commit at once.
@@ -165,14 +168,24 @@ class DispatchWake:
             self._interval_end = -math.inf
 
     def _interval_opened(self, interval: float) -> bool:
+        with self._lock:
+            if self.clock() < self._interval_end:
+                return False  # an interval this process knows of is still open
         backend = caches["default"]
         if isinstance(backend, PooledRedisCache):
+            asked_at = self.clock()
             try:
-                return redis_window_open(
+                opened, left_ms = redis_window_open_for(
                     backend, WAKE_WINDOW_KEY, milliseconds=math.ceil(interval * 1000)
                 )
             except CacheUnavailable:
                 pass  # Redis is down: this process keeps its own interval meanwhile
+            else:
+                # Open at least until then: Redis answered after ``asked_at``. Commits before it
+                # need no round trip; the run published for the interval starts after them.
+                with self._lock:
+                    self._interval_end = max(self._interval_end, asked_at + left_ms / 1000)
+                return opened
         with self._lock:
             now = self.clock()
             if now < self._interval_end:

@@ -81,6 +81,22 @@ def _axis(largest: Decimal, width: int) -> SafeString:
     )
 
 
+def _day_link(
+    css_class: str, href: str, count: int, day: date, title: str, mark: SafeString
+) -> SafeString:
+    """One of a day's marks as a link to the payouts it counts, with the count and the day as
+    data attributes and ``title`` as its tooltip."""
+    return format_html(
+        '<a class="{}" href="{}" data-count="{}" data-day="{}"><title>{}</title>{}</a>',
+        css_class,
+        href,
+        count,
+        day.isoformat(),
+        title,
+        mark,
+    )
+
+
 def _bar(
     point: SeriesPoint, index: int, largest_kobo: int, day_url: DayUrl, zone: str
 ) -> SafeString:
@@ -90,68 +106,63 @@ def _bar(
     height = _bar_height(point.successful_amount, largest_kobo)
     top = Decimal(BASELINE) - height
     day_text = f"{point.day:%a} {point.day.isoformat()} ({zone})"
-    bar = format_html(
-        '<a class="dash-bar-link" href="{}" data-count="{}" data-day="{}">'
-        "<title>{}: {} successful, {}</title>"
-        '<rect class="dash-hit" x="{}" y="{}" width="{}" height="{}"/>'
-        '<rect class="dash-bar" x="{}" y="{}" width="{}" height="{}"/>'
-        '<text class="dash-count" x="{}" y="{}" text-anchor="middle">{}</text>'
-        "</a>",
+    bar = _day_link(
+        "dash-bar-link",
         day_url(point.day, (PayoutStatus.SUCCESSFUL,)),
         point.successful_count,
-        point.day.isoformat(),
-        day_text,
-        point.successful_count,
-        format_amount_display(point.successful_amount),
-        slot_left,
-        PLOT_TOP,
-        SLOT_WIDTH,
-        PLOT_HEIGHT,
-        bar_left,
-        _number(top),
-        BAR_WIDTH,
-        _number(height),
-        centre,
-        _number(top - 4),
-        point.successful_count,
+        point.day,
+        f"{day_text}: {point.successful_count} successful, "
+        f"{format_amount_display(point.successful_amount)}",
+        format_html(
+            '<rect class="dash-hit" x="{}" y="{}" width="{}" height="{}"/>'
+            '<rect class="dash-bar" x="{}" y="{}" width="{}" height="{}"/>'
+            '<text class="dash-count" x="{}" y="{}" text-anchor="middle">{}</text>',
+            slot_left,
+            PLOT_TOP,
+            SLOT_WIDTH,
+            PLOT_HEIGHT,
+            bar_left,
+            _number(top),
+            BAR_WIDTH,
+            _number(height),
+            centre,
+            _number(top - 4),
+            point.successful_count,
+        ),
     )
     failed = SafeString("")
     if point.failed_count:
-        failed = format_html(
-            '<a class="dash-failed-link" href="{}" data-count="{}" data-day="{}">'
-            "<title>{}: {} failed</title>"
-            '<text class="dash-failed" x="{}" y="{}" text-anchor="middle">\u2715 {}</text>'
-            "</a>",
+        failed = _day_link(
+            "dash-failed-link",
             day_url(point.day, (PayoutStatus.FAILED,)),
             point.failed_count,
-            point.day.isoformat(),
-            day_text,
-            point.failed_count,
-            centre,
-            FAILED_ROW,
-            point.failed_count,
+            point.day,
+            f"{day_text}: {point.failed_count} failed",
+            format_html(
+                '<text class="dash-failed" x="{}" y="{}" text-anchor="middle">\u2715 {}</text>',
+                centre,
+                FAILED_ROW,
+                point.failed_count,
+            ),
         )
     total = point.successful_count + point.failed_count + point.pending_count
-    label = format_html(
-        '<a class="dash-day-link" href="{}" data-count="{}" data-day="{}">'
-        "<title>{}: {} payouts ({} successful, {} failed, {} pending)</title>"
-        '<text class="dash-axis" x="{}" y="{}" text-anchor="middle">{}</text>'
-        '<text class="dash-axis" x="{}" y="{}" text-anchor="middle">{}</text>'
-        "</a>",
+    label = _day_link(
+        "dash-day-link",
         day_url(point.day, None),
         total,
-        point.day.isoformat(),
-        day_text,
-        total,
-        point.successful_count,
-        point.failed_count,
-        point.pending_count,
-        centre,
-        WEEKDAY_ROW,
-        f"{point.day:%a}",
-        centre,
-        DATE_ROW,
-        f"{point.day.day} {point.day:%b}",
+        point.day,
+        f"{day_text}: {total} payouts ({point.successful_count} successful, "
+        f"{point.failed_count} failed, {point.pending_count} pending)",
+        format_html(
+            '<text class="dash-axis" x="{}" y="{}" text-anchor="middle">{}</text>'
+            '<text class="dash-axis" x="{}" y="{}" text-anchor="middle">{}</text>',
+            centre,
+            WEEKDAY_ROW,
+            f"{point.day:%a}",
+            centre,
+            DATE_ROW,
+            f"{point.day.day} {point.day:%b}",
+        ),
     )
     return _join((bar, failed, label))
 

@@ -10,11 +10,11 @@ the statement proves an ambiguous payout's outcome, turned into a proposed manua
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from core.fields import MoneyField
+from core.models import staff_user_field
 from merchants.models import Mode
 
 
@@ -57,12 +57,9 @@ class ReconciliationRun(models.Model):
     period_end = models.DateField(help_text="Last statement day (Lagos)")
     line_count = models.PositiveIntegerField(default=0)
     category_counts = models.JSONField(default=dict, blank=True)
-    imported_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
+    imported_by = staff_user_field(
         related_name="+",
+        optional=True,
         help_text="Empty when imported by the management command",
     )
     imported_via = models.CharField(max_length=20, default="admin")
@@ -71,13 +68,7 @@ class ReconciliationRun(models.Model):
     # Voiding takes a run imported by mistake (the wrong mode, the wrong file) out of the
     # exceptions queue and the dashboard; its lines stay, for the record.
     voided_at = models.DateTimeField(null=True, blank=True)
-    voided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    voided_by = staff_user_field(related_name="+", optional=True)
     void_reason = models.TextField(blank=True, default="")
 
     class Meta:
@@ -153,13 +144,7 @@ class ReconciliationItem(models.Model):
     our_status = models.CharField(max_length=12, blank=True, default="")
 
     cleared_at = models.DateTimeField(null=True, blank=True)
-    cleared_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    cleared_by = staff_user_field(related_name="+", optional=True)
     clear_note = models.TextField(blank=True, default="")
     resolution_proposal = models.ForeignKey(
         "payouts.PayoutResolutionProposal",

@@ -35,6 +35,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.permissions import staff_permission_require
 from audit.services import audit_record
 from core.dates import local_day_bounds
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
@@ -148,6 +149,19 @@ class PayoutView:
     returned_at: datetime | None
 
 
+def _payout_line_classify(
+    payout: PayoutView | Payout, *, statement_status: str, statement_amount: Decimal
+) -> Classification:
+    """``line_classify`` of a statement line against what we hold of its payout."""
+    return line_classify(
+        statement_status=statement_status,
+        statement_amount=statement_amount,
+        payout_status=payout.status,
+        payout_amount=payout.amount,
+        payout_returned=payout.returned_at is not None,
+    )
+
+
 def _payouts_by(path: str, values: Iterable[str], *, mode: str) -> dict[str, PayoutView]:
     """The payouts of ``mode`` whose ``path`` (a field, or a later attempt's reference through
     ``attempts__reference``) is one of ``values``, by that value."""
@@ -241,12 +255,8 @@ def statement_match(
             item.detail = f"line {first_line_of[payout.id]} already matched this payout"
         else:
             first_line_of[payout.id] = line.line_number
-            outcome = line_classify(
-                statement_status=line.status,
-                statement_amount=line.amount,
-                payout_status=payout.status,
-                payout_amount=payout.amount,
-                payout_returned=payout.returned_at is not None,
+            outcome = _payout_line_classify(
+                payout, statement_status=line.status, statement_amount=line.amount
             )
             item.category, item.detail = outcome.category, outcome.detail
             if outcome.category == MatchCategory.MATCHED and line.session_id:
@@ -426,14 +436,10 @@ def statement_import_void(
     run and its lines stay, for the record. Needs ``reconciliation.import_statement`` and a
     written reason; audited. Refused while a resolution proposed from one of its lines waits
     for approval (reject it first)."""
-    _permission_check(
-        voided_by, "reconciliation.import_statement", "You may not void statement imports"
+    staff_permission_require(
+        voided_by, "reconciliation.import_statement", message="You may not void statement imports"
     )
-    reason = (reason or "").strip()
-    if len(reason) < NOTE_MIN_LENGTH:
-        raise ApplicationError(
-            f"reason: a reason of at least {NOTE_MIN_LENGTH} characters is required"
-        )
+    reason = _note_clean(reason, field="reason")
     run = ReconciliationRun.objects.select_for_update().filter(pk=run_id).first()
     if run is None:
         raise NotFoundError("No such statement import")
@@ -463,15 +469,13 @@ def statement_import_void(
 # --- Working the exceptions ---------------------------------------------------------------------
 
 
-def _permission_check(user: User, permission: str, message: str) -> None:
-    if not user.has_perm(permission):
-        raise ApplicationError(message, status=403)
-
-
-def _note_clean(note: str) -> str:
+def _note_clean(note: str, *, field: str = "note") -> str:
+    """``note`` stripped; a 400 naming ``field`` when it is shorter than ``NOTE_MIN_LENGTH``."""
     note = (note or "").strip()
     if len(note) < NOTE_MIN_LENGTH:
-        raise ApplicationError(f"note: a note of at least {NOTE_MIN_LENGTH} characters is required")
+        raise ApplicationError(
+            f"{field}: a {field} of at least {NOTE_MIN_LENGTH} characters is required"
+        )
     return note
 
 
@@ -522,8 +526,10 @@ def reconciliation_items_clear(
     """Clears the open exceptions among ``item_ids`` with ``note`` (why the difference is
     explained: a timing difference, a transfer from another product, …). Needs
     ``reconciliation.clear_exception``; each clearing is audited. Returns how many."""
-    _permission_check(
-        cleared_by, "reconciliation.clear_exception", "You may not clear reconciliation exceptions"
+    staff_permission_require(
+        cleared_by,
+        "reconciliation.clear_exception",
+        message="You may not clear reconciliation exceptions",
     )
     note = _note_clean(note)
     items = (
@@ -554,8 +560,10 @@ def reconciliation_items_recheck(
     """Compares the open exceptions among ``item_ids`` that have a statement line and a payout
     with the payout as it is now (a requery or an approved resolution may have settled it);
     those that now agree are cleared with a note saying so. Returns how many."""
-    _permission_check(
-        checked_by, "reconciliation.clear_exception", "You may not clear reconciliation exceptions"
+    staff_permission_require(
+        checked_by,
+        "reconciliation.clear_exception",
+        message="You may not clear reconciliation exceptions",
     )
     items = (
         ReconciliationItem.objects.select_for_update(of=("self",))
@@ -569,12 +577,8 @@ def reconciliation_items_recheck(
         payout = item.payout
         if payout is None or item.statement_amount is None:  # excluded by the query
             continue
-        outcome = line_classify(
-            statement_status=item.statement_status,
-            statement_amount=item.statement_amount,
-            payout_status=payout.status,
-            payout_amount=payout.amount,
-            payout_returned=payout.returned_at is not None,
+        outcome = _payout_line_classify(
+            payout, statement_status=item.statement_status, statement_amount=item.statement_amount
         )
         if outcome.category != MatchCategory.MATCHED:
             continue

@@ -15,6 +15,7 @@ from django.db import models
 from django.db.models import Q
 
 from core.fields import MoneyField
+from core.models import TimeStampedModel
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
@@ -27,7 +28,7 @@ class RefundStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class Refund(models.Model):
+class Refund(TimeStampedModel):
     refund_id = models.CharField(max_length=40, unique=True, editable=False)
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="+")
     mode = models.CharField(max_length=4, choices=Mode.choices)
@@ -67,8 +68,6 @@ class Refund(models.Model):
     check_count = models.PositiveIntegerField(default=0)
     # Who asked: the API (a merchant's key) or the back office (a staff user).
     initiated_by = models.CharField(max_length=150, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
     processed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
+from core.api.created_range import CreatedRangeFilters
 from core.api.list_filters import filters_given
 from core.api.pagination import Page, paginate
 from core.exceptions import NotFoundError
@@ -20,10 +20,8 @@ REFUND_NOT_FOUND_MESSAGE = "Refund not found"
 
 
 @dataclass(frozen=True)
-class RefundListFilters:
+class RefundListFilters(CreatedRangeFilters):
     status: str | None = None
-    created_from: datetime | None = None  # inclusive
-    created_to: datetime | None = None  # inclusive
     reference: str | None = None  # the refund_id or the collection's reference
 
 
@@ -35,8 +33,7 @@ def refund_list(
     queryset = filters_given(
         Refund.objects.filter(merchant=merchant, mode=mode),
         status=filters.status,
-        created_at__gte=filters.created_from,
-        created_at__lte=filters.created_to,
+        **filters.created_lookups(),
     )
     if filters.reference:
         queryset = queryset.filter(

@@ -41,7 +41,7 @@ from audit.backoffice import (
 from audit.services import audit_record
 from core.admin import (
     LocalDateRangeFilter,
-    ReadOnlyAdminMixin,
+    ReadOnlyTabularInline,
     merchant_column,
     money_cell,
     money_column,
@@ -106,10 +106,8 @@ class ShareColumns:
         return _payout_link(obj.payout)
 
 
-class SettlementShareInline(ShareColumns, ReadOnlyAdminMixin, admin.TabularInline):
+class SettlementShareInline(ShareColumns, ReadOnlyTabularInline):
     model = SettlementShare
-    extra = 0
-    can_delete = False
     fields = ("subaccount_display", "amount_display", "payout_display")
     readonly_fields = fields
     verbose_name_plural = "subaccount shares and their payouts"

@@ -13,12 +13,12 @@ where still owed is what the merchant, the subaccounts and pending refunds are o
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from django.db import models
 from django.db.models import Q
 
 from core.fields import MoneyField
+from core.models import AppendOnlyModel, AppendOnlyQuerySet
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
@@ -145,15 +145,7 @@ class PlatformLedgerEntryImmutableError(Exception):
     """Platform ledger entries are append-only."""
 
 
-class PlatformLedgerEntryQuerySet(models.QuerySet["PlatformLedgerEntry"]):
-    def update(self, **kwargs: Any) -> int:
-        raise PlatformLedgerEntryImmutableError("platform ledger entries cannot be updated")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise PlatformLedgerEntryImmutableError("platform ledger entries cannot be deleted")
-
-
-class PlatformLedgerEntry(models.Model):
+class PlatformLedgerEntry(AppendOnlyModel):
     """One posting: ``amount`` (signed) added to ``account`` in ``mode``. Postings are written
     in groups (``group``) by ``settlements.platform_ledger.platform_post``; a group's amounts
     sum to the amount it adds to ``collected`` twice over, i.e. ``collected`` = sum of the
@@ -173,7 +165,9 @@ class PlatformLedgerEntry(models.Model):
     description = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
-    objects = PlatformLedgerEntryQuerySet.as_manager()
+    objects = AppendOnlyQuerySet["PlatformLedgerEntry"].as_manager()
+    immutable_error = PlatformLedgerEntryImmutableError
+    immutable_noun = "platform ledger entries"
 
     class Meta:
         ordering = ["-id"]
@@ -194,11 +188,3 @@ class PlatformLedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.mode} {self.account} {self.amount} ({self.group})"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise PlatformLedgerEntryImmutableError("platform ledger entries cannot be updated")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise PlatformLedgerEntryImmutableError("platform ledger entries cannot be deleted")

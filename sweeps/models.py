@@ -18,6 +18,7 @@ from django.db import models
 from django.db.models import Q
 
 from core.fields import MoneyField
+from core.models import TimeStampedModel
 from merchants.models import Merchant, Mode
 
 ZERO = Decimal("0.00")
@@ -100,7 +101,7 @@ class Weekday(models.TextChoices):
         return list(cls)[index]
 
 
-class SweepSchedule(models.Model):
+class SweepSchedule(TimeStampedModel):
     """When a wallet's balance above ``amount_to_keep`` is swept to the settlement account:
     ``daily`` at ``time`` (Lagos), ``weekly`` on ``weekday`` at ``time``, or only when the
     merchant asks (``manual``)."""
@@ -112,8 +113,6 @@ class SweepSchedule(models.Model):
     time = models.TimeField(null=True, blank=True, help_text="Africa/Lagos clock time")
     weekday = models.CharField(max_length=9, choices=Weekday.choices, null=True, blank=True)
     amount_to_keep = MoneyField(default=ZERO)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]

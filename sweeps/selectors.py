@@ -50,6 +50,16 @@ def settlement_account_pending(
     )
 
 
+def settlement_accounts_at(
+    *, merchant_id: int, mode: str, at: datetime
+) -> tuple[SettlementAccount | None, SettlementAccount | None]:
+    """The account in effect at ``at`` and the one still cooling off then (each if any)."""
+    return (
+        settlement_account_in_effect(merchant_id=merchant_id, mode=mode, at=at),
+        settlement_account_pending(merchant_id=merchant_id, mode=mode, at=at),
+    )
+
+
 @dataclass(frozen=True)
 class SweepSettings:
     """A wallet's sweep settings as the API answers them."""
@@ -106,8 +116,7 @@ def sweep_settings_get(
     schedule = SweepSchedule.objects.filter(wallet_id=wallet_id).first()
     if schedule is None:
         raise NotFoundError(SWEEP_SETTINGS_NOT_FOUND_MESSAGE)
-    account = settlement_account_in_effect(merchant_id=merchant_id, mode=mode, at=now)
-    pending = settlement_account_pending(merchant_id=merchant_id, mode=mode, at=now)
+    account, pending = settlement_accounts_at(merchant_id=merchant_id, mode=mode, at=now)
     first_effective_at = (
         now if account is not None else pending.effective_at if pending is not None else None
     )

@@ -48,6 +48,7 @@ from sweeps.selectors import (
     SweepSettings,
     settlement_account_in_effect,
     settlement_account_pending,
+    settlement_accounts_at,
     sweep_schedules_due,
     sweep_settings_get,
 )
@@ -174,10 +175,7 @@ def _account_request_resolve(
     unless it is the account in effect or the pending one, whose name is known."""
     beneficiary_account_number_validate(account_number)
     bank = bank_resolve(bank_code=bank_code)
-    for known in (
-        settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now),
-        settlement_account_pending(merchant_id=merchant.pk, mode=mode, at=now),
-    ):
+    for known in settlement_accounts_at(merchant_id=merchant.pk, mode=mode, at=now):
         if known is not None and _same_account(known, bank=bank, account_number=account_number):
             return _AccountRequest(bank, account_number, known.account_name, "")
     resolved = name_enquiry_resolve(mode=mode, account_number=account_number, bank_code=bank_code)
@@ -206,8 +204,7 @@ def _account_change(
     account in effect is never a risk). The pending account again: nothing. Any other account:
     a new pending row effective after the cooling-off period, replacing any pending one; the
     account in effect stays in effect until then."""
-    current = settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now)
-    pending = settlement_account_pending(merchant_id=merchant.pk, mode=mode, at=now)
+    current, pending = settlement_accounts_at(merchant_id=merchant.pk, mode=mode, at=now)
     if _same_account(pending, bank=request.bank, account_number=request.account_number):
         return None
     if _same_account(current, bank=request.bank, account_number=request.account_number):
@@ -287,8 +284,7 @@ def sweep_settings_set(
     }
     with transaction.atomic():
         row, created = _schedule_lock(wallet=wallet, defaults=values)
-        current = settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now)
-        pending = settlement_account_pending(merchant_id=merchant.pk, mode=mode, at=now)
+        current, pending = settlement_accounts_at(merchant_id=merchant.pk, mode=mode, at=now)
         before = None if created else _settings_view(row, current, pending)
         if request is None and current is None and pending is None:
             raise ApplicationError(ACCOUNT_REQUIRED_MESSAGE)
@@ -309,8 +305,7 @@ def sweep_settings_set(
                 data={"mode": mode, **event_data},
             )
         if created or changed_fields or event_data is not None:
-            current = settlement_account_in_effect(merchant_id=merchant.pk, mode=mode, at=now)
-            pending = settlement_account_pending(merchant_id=merchant.pk, mode=mode, at=now)
+            current, pending = settlement_accounts_at(merchant_id=merchant.pk, mode=mode, at=now)
             audit_record(
                 actor=actor,
                 action="sweeps.sweep_settings_set",

@@ -7,12 +7,12 @@ entry that explains the change, so each balance always equals the sum of its ent
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from django.db import models
 from django.db.models import Q
 
 from core.fields import MoneyField
+from core.models import AppendOnlyModel, AppendOnlyQuerySet, TimeStampedModel
 from core.money import CURRENCY_NGN
 from merchants.models import Merchant, Mode
 
@@ -24,7 +24,7 @@ class WalletStatus(models.TextChoices):
     INACTIVE = "inactive", "Inactive"
 
 
-class Wallet(models.Model):
+class Wallet(TimeStampedModel):
     """One wallet per merchant per mode, with its static virtual account for inbound transfers."""
 
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="wallets")
@@ -56,8 +56,6 @@ class Wallet(models.Model):
         blank=True,
         help_text="API payouts of at least this amount wait for another key's approval",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]
@@ -123,15 +121,7 @@ class LedgerEntryImmutableError(Exception):
     """Ledger entries are append-only: they are never updated or deleted."""
 
 
-class LedgerEntryQuerySet(models.QuerySet["LedgerEntry"]):
-    def update(self, **kwargs: Any) -> int:
-        raise LedgerEntryImmutableError("ledger entries cannot be updated")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise LedgerEntryImmutableError("ledger entries cannot be deleted")
-
-
-class LedgerEntry(models.Model):
+class LedgerEntry(AppendOnlyModel):
     """One balance movement. ``amount`` is the principal; for ``payout_debit`` the payout amount
     and ``fee_amount`` the fee captured with it. Deltas are signed; balances-after are snapshots.
     """
@@ -149,7 +139,9 @@ class LedgerEntry(models.Model):
     description = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
-    objects = LedgerEntryQuerySet.as_manager()
+    objects = AppendOnlyQuerySet["LedgerEntry"].as_manager()
+    immutable_error = LedgerEntryImmutableError
+    immutable_noun = "ledger entries"
 
     class Meta:
         ordering = ["-id"]
@@ -176,24 +168,14 @@ class LedgerEntry(models.Model):
     def __str__(self) -> str:
         return f"{self.entry_type} {self.amount} ({self.reference})"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise LedgerEntryImmutableError("ledger entries cannot be updated")
-        super().save(*args, **kwargs)
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise LedgerEntryImmutableError("ledger entries cannot be deleted")
-
-
-class Bank(models.Model):
+class Bank(TimeStampedModel):
     """A beneficiary bank: CBN/provider bank code and NIP institution code."""
 
     name = models.CharField(max_length=150)
     bank_code = models.CharField(max_length=10, unique=True)
     institution_code = models.CharField(max_length=10, blank=True, default="")
     is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]

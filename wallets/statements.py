@@ -317,69 +317,58 @@ def wallet_statement(*, wallet: Wallet, first_day: date, last_day: date) -> Wall
 
 # --- CSV ---------------------------------------------------------------------------------------
 
+# The movements whose fees the CSV shows beside their count and principal.
+STATEMENT_CSV_FEE_MOVEMENTS = frozenset(
+    {StatementMovement.PAYOUTS_CAPTURED, StatementMovement.RETURNS}
+)
+STATEMENT_CSV_BALANCE_COLUMNS = ("available", "reserved", "total")
+
+
+def _csv_movement_fields(movement: StatementMovement) -> tuple[str, ...]:
+    """The ``StatementMovementTotal`` fields the CSV shows of ``movement``."""
+    if movement in STATEMENT_CSV_FEE_MOVEMENTS:
+        return ("count", "amount", "fee_amount")
+    return ("count", "amount")
+
+
 STATEMENT_CSV_HEADER: tuple[str, ...] = (
     "date",
-    "opening_available",
-    "opening_reserved",
-    "opening_total",
-    "fundings_count",
-    "fundings_amount",
-    "payouts_reserved_count",
-    "payouts_reserved_amount",
-    "payouts_captured_count",
-    "payouts_captured_amount",
-    "payouts_captured_fee_amount",
-    "releases_count",
-    "releases_amount",
-    "returns_count",
-    "returns_amount",
-    "returns_fee_amount",
-    "settlements_count",
-    "settlements_amount",
-    "refunds_count",
-    "refunds_amount",
-    "refund_reversals_count",
-    "refund_reversals_amount",
-    "subaccount_shares_count",
-    "subaccount_shares_amount",
-    "closing_available",
-    "closing_reserved",
-    "closing_total",
+    *(f"opening_{name}" for name in STATEMENT_CSV_BALANCE_COLUMNS),
+    *(
+        f"{movement.value}_{name}"
+        for movement in StatementMovement
+        for name in _csv_movement_fields(movement)
+    ),
+    *(f"closing_{name}" for name in STATEMENT_CSV_BALANCE_COLUMNS),
 )
 STATEMENT_CSV_TOTALS_LABEL = "total"
+
+
+def _csv_balance_cells(balances: StatementBalances) -> list[str | int]:
+    return [format_amount(getattr(balances, name)) for name in STATEMENT_CSV_BALANCE_COLUMNS]
+
+
+def _csv_movement_cells(
+    movement: StatementMovement, total: StatementMovementTotal
+) -> list[str | int]:
+    """The count, then the amounts as plain decimals."""
+    count, *amounts = (getattr(total, name) for name in _csv_movement_fields(movement))
+    return [count, *(format_amount(amount) for amount in amounts)]
 
 
 def _csv_row(
     label: str, opening: StatementBalances, totals: StatementMovements, closing: StatementBalances
 ) -> list[str | int]:
+    """One CSV row, in the order of ``STATEMENT_CSV_HEADER``."""
     return [
         label,
-        format_amount(opening.available),
-        format_amount(opening.reserved),
-        format_amount(opening.total),
-        totals.fundings.count,
-        format_amount(totals.fundings.amount),
-        totals.payouts_reserved.count,
-        format_amount(totals.payouts_reserved.amount),
-        totals.payouts_captured.count,
-        format_amount(totals.payouts_captured.amount),
-        format_amount(totals.payouts_captured.fee_amount),
-        totals.releases.count,
-        format_amount(totals.releases.amount),
-        totals.returns.count,
-        format_amount(totals.returns.amount),
-        format_amount(totals.returns.fee_amount),
-        totals.settlements.count,
-        format_amount(totals.settlements.amount),
-        totals.refunds.count,
-        format_amount(totals.refunds.amount),
-        totals.refund_reversals.count,
-        format_amount(totals.refund_reversals.amount),
-        totals.subaccount_shares.count,
-        format_amount(totals.subaccount_shares.amount),
-        format_amount(closing.available),
-        format_amount(closing.reserved),
-        format_amount(closing.total),
+        *_csv_balance_cells(opening),
+        *(
+            cell
+            for movement in StatementMovement
+            for cell in _csv_movement_cells(movement, getattr(totals, movement.value))
+        ),
+        *_csv_balance_cells(closing),
     ]
 
 

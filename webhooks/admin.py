@@ -14,7 +14,13 @@ from django.utils.html import format_html
 
 from audit.backoffice import BackOfficeAdminMixin
 from audit.services import audit_record
-from core.admin import ReadOnlyAdminMixin, status_column, time_column
+from core.admin import (
+    ReadOnlyAdminMixin,
+    ReadOnlyTabularInline,
+    status_column,
+    time_column,
+    value_column,
+)
 from webhooks.deliveries import event_resend, webhook_delivery_resend
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -51,9 +57,8 @@ class LastStatusCodeClassFilter(StatusCodeClassFilter):
     field_name = "last_status_code"
 
 
-class WebhookDeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
+class WebhookDeliveryInline(ReadOnlyTabularInline):
     model = WebhookDelivery
-    extra = 0
     show_change_link = True
     fields = (
         "target",
@@ -126,9 +131,8 @@ class EventAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Queued {count} new delivery chain(s).", level=messages.SUCCESS)
 
 
-class WebhookDeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class WebhookDeliveryAttemptInline(ReadOnlyTabularInline):
     model = WebhookDeliveryAttempt
-    extra = 0
     fields = (
         "attempt_number",
         "created_at",
@@ -197,13 +201,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admin.Model
 
     status_display = status_column("status", "status")
 
-    @admin.display(description="tries", ordering="attempt_count")
-    def attempts_display(self, obj: WebhookDelivery) -> int:
-        return obj.attempt_count
+    attempts_display = value_column("attempt_count", "tries")
 
-    @admin.display(description="last code", ordering="last_status_code")
-    def last_code_display(self, obj: WebhookDelivery) -> int | str:
-        return "—" if obj.last_status_code is None else obj.last_status_code
+    last_code_display = value_column("last_status_code", "last code")
 
     next_attempt_display = time_column("next_attempt_at", "next attempt")
 
@@ -265,16 +265,10 @@ class WebhookDeliveryAttemptAdmin(ReadOnlyAdminMixin, BackOfficeAdminMixin, admi
 
     created_display = time_column("created_at", "at")
 
-    @admin.display(description="try", ordering="attempt_number")
-    def attempt_display(self, obj: WebhookDeliveryAttempt) -> int:
-        return obj.attempt_number
+    attempt_display = value_column("attempt_number", "try")
 
-    @admin.display(description="code", ordering="status_code")
-    def code_display(self, obj: WebhookDeliveryAttempt) -> int | str:
-        return "—" if obj.status_code is None else obj.status_code
+    code_display = value_column("status_code", "code")
 
-    @admin.display(description="ms", ordering="latency_ms")
-    def latency_display(self, obj: WebhookDeliveryAttempt) -> int | str:
-        return "—" if obj.latency_ms is None else obj.latency_ms
+    latency_display = value_column("latency_ms", "ms")
 
     next_attempt_display = time_column("next_attempt_at", "next attempt")

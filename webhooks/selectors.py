@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch, QuerySet
 
+from core.api.created_range import CreatedRangeFilters
 from core.api.list_filters import filters_given
 from core.exceptions import NotFoundError
 from webhooks.models import Event, WebhookDelivery, WebhookDeliveryAttempt
@@ -25,10 +25,8 @@ EVENT_ID_PATTERN = re.compile(r"evt_[0-9a-f]{1,36}")
 
 
 @dataclass(frozen=True)
-class EventListFilters:
+class EventListFilters(CreatedRangeFilters):
     event_type: str | None = None
-    created_from: datetime | None = None  # inclusive
-    created_to: datetime | None = None  # inclusive
     reference: str | None = None  # exact: the transaction or payout reference
 
 
@@ -51,8 +49,7 @@ def event_list(
     queryset = filters_given(
         Event.objects.filter(merchant=merchant, mode=mode),
         event_type=filters.event_type,
-        created_at__gte=filters.created_from,
-        created_at__lte=filters.created_to,
+        **filters.created_lookups(),
         reference=filters.reference,
     )
     return queryset.prefetch_related(_deliveries_prefetch(with_attempts=False)).order_by(

@@ -57,6 +57,7 @@ class Config:
     profile: bool = os.environ.get("BENCH_PROFILE", "1") != "0"
     web_cpus: str = os.environ.get("BENCH_WEB_CPUS", "")
     worker_cpus: str = os.environ.get("BENCH_WORKER_CPUS", "")
+    worker_nice: int = env_int("BENCH_WORKER_NICE", 0)
     salt: str = field(default_factory=lambda: secrets.token_hex(6))
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(40))
     field_encryption_key: str = field(default_factory=lambda: Fernet.generate_key().decode())

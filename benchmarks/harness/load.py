@@ -33,6 +33,12 @@ class Run:
     replay_pool: int = 0
     tag: str = ""
     threads: int = 0  # 0: one per core (up to 4)
+    trace: bool = False  # requests carry X-Bench-Trace (benchmarks/trace.py)
+
+
+def trace_tag(cfg: Config, spec: Run) -> str:
+    """The X-Bench-Trace value of a traced run: its trace lines carry it."""
+    return f"{spec.name}-{cfg.salt}"
 
 
 def wrk(cfg: Config, spec: Run, services: Services | None = None) -> dict[str, Any]:
@@ -49,6 +55,7 @@ def wrk(cfg: Config, spec: Run, services: Services | None = None) -> dict[str, A
         "BENCH_RATE": str(spec.rate),
         "BENCH_THREADS": str(threads),
         "BENCH_OUT": str(out),
+        "BENCH_TRACE_RUN": trace_tag(cfg, spec) if spec.trace else "",
     }
     command = [
         "wrk",

@@ -22,9 +22,10 @@ from benchmarks.harness.config import (
 from benchmarks.harness.database import scalar
 from benchmarks.harness.gate import drain
 from benchmarks.harness.lists import explain_list, list_queries
-from benchmarks.harness.load import Run, http_get_json, http_post_json, wrk
+from benchmarks.harness.load import Run, http_get_json, http_post_json, trace_tag, wrk
 from benchmarks.harness.pyspy import profile_create
 from benchmarks.harness.services import Services
+from benchmarks.harness.tail import breakdown, clear_traces, read_traces
 
 
 def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
@@ -113,18 +114,24 @@ def measure(cfg: Config, services: Services, results: dict[str, Any]) -> None:
     rate = round(0.7 * runs["create_spread"]["rps"], 1)
     # Enough connections that a free one is always waiting for the next send slot.
     open_connections = max(c, math.ceil(rate * 0.5))
-    runs["create_open_loop"] = go(
-        Run(
-            "create_open_loop",
-            "create",
-            PAYOUTS_PATH,
-            "keys-spread.txt",
-            202,
-            d,
-            open_connections,
-            rate=rate,
-        )
+    # Traced (benchmarks/trace.py): the table of where its time goes, p50 against p99.
+    open_loop = Run(
+        "create_open_loop",
+        "create",
+        PAYOUTS_PATH,
+        "keys-spread.txt",
+        202,
+        d,
+        open_connections,
+        rate=rate,
+        trace=True,
     )
+    clear_traces()
+    runs["create_open_loop"] = go(open_loop)
+    results["tail_breakdown"] = {
+        "run": "create_open_loop",
+        **breakdown(read_traces(trace_tag(cfg, open_loop))),
+    }
     settle("open_loop")
 
     runs["bulk_accept"] = bulk_accept(cfg)

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.config import RESULTS_DIR, Config, run
+from benchmarks.harness.costs import capacity_markdown
 from benchmarks.harness.database import scalar
 from benchmarks.harness.metrics import METRIC_ORDER, fmt
 from benchmarks.harness.pgbouncer import pgbouncer_markdown
+from benchmarks.harness.tail import tail_markdown
 
 
 def machine() -> dict[str, Any]:
@@ -119,6 +121,12 @@ def markdown(results: dict[str, Any]) -> str:
             + ", ".join(f"{part} {value} ms" for part, value in per.items() if value is not None)
             + ".",
         ]
+    tail = tail_markdown(results)
+    if tail:
+        lines += ["", *tail[:-1]]
+    costs = capacity_markdown(results)
+    if costs:
+        lines += ["", *costs]
     drains = results.get("drains") or {}
     if drains:
         lines += [

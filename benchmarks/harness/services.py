@@ -1,7 +1,8 @@
 """Starting and stopping the service's processes for the bench: gunicorn with the bench settings
 and every Celery worker line of the Procfile (the money ``worker`` on the default queue, the
 ``webhooks`` pool on its own queue), each in its own process group, optionally pinned to CPUs
-with taskset (BENCH_WEB_CPUS for the web, BENCH_WORKER_CPUS for every worker), logging to
+with taskset (BENCH_WEB_CPUS for the web, BENCH_WORKER_CPUS for every worker), the workers
+at BENCH_WORKER_NICE's lower CPU priority, logging to
 ``var/bench/<name>.log``; and waiting until the web answers ``/readyz``."""
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class Services:
             # BENCH_WEB_CPUS / BENCH_WORKER_CPUS: pin each side to its own cores (taskset), so
             # the web's own ceiling shows without the worker competing for the same cores.
             command = ["taskset", "-c", cpus, *command]
+        if name != "web" and self.cfg.worker_nice:
+            # BENCH_WORKER_NICE: the workers at a lower CPU priority than the web, so a
+            # dispatch round never delays a create waiting for a core (docs/scaling.md).
+            command = ["nice", "-n", str(self.cfg.worker_nice), *command]
         handle = (WORK / f"{name}.log").open("w")
         self.logs.append(handle)
         process = subprocess.Popen(

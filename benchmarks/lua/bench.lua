@@ -8,6 +8,9 @@
 --   BENCH_RATE     requests per second for the whole run (open loop, fixed rate); 0 = closed loop
 --   BENCH_THREADS  wrk's -t, to split BENCH_RATE between threads
 --   BENCH_OUT      where done() writes the run's JSON summary
+--   BENCH_TRACE_RUN non-empty: every request carries X-Bench-Trace (this value) and
+--                  X-Request-Start (t=<µs since the epoch> when it is sent), which the bench's
+--                  trace middleware turns into per-phase timings (benchmarks/trace.py)
 --
 -- Fresh creates get a fresh idempotency key per request: <run>-<thread>-<counter>.
 -- Fixed rate: each thread hands out send slots at rate/threads per second; a connection that
@@ -19,6 +22,7 @@ ffi.cdef [[
   typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
   int clock_gettime(int clk_id, bench_timespec *tp);
 ]]
+local CLOCK_REALTIME = 0
 local CLOCK_MONOTONIC = 1
 local ts = ffi.new("bench_timespec")
 
@@ -35,6 +39,12 @@ local replay_pool = tonumber(os.getenv("BENCH_REPLAY") or "0")
 local total_rate = tonumber(os.getenv("BENCH_RATE") or "0")
 local thread_count = tonumber(os.getenv("BENCH_THREADS") or "1")
 local out_file = os.getenv("BENCH_OUT")
+local trace_tag = os.getenv("BENCH_TRACE_RUN") or ""
+
+local function epoch_us()
+  ffi.C.clock_gettime(CLOCK_REALTIME, ts)
+  return string.format("t=%d%06d", tonumber(ts.tv_sec), math.floor(tonumber(ts.tv_nsec) / 1000))
+end
 
 local threads = {}
 local next_thread_id = 0
@@ -73,6 +83,11 @@ end
 function request()
   counter = counter + 1
   local headers = { ["Content-Type"] = "application/json" }
+  if trace_tag ~= "" then
+    -- request() runs just before the request is written, so this is its send time.
+    headers["X-Bench-Trace"] = trace_tag
+    headers["X-Request-Start"] = epoch_us()
+  end
   if mode == "list" then
     headers["Authorization"] = "Bearer " .. keys[math.random(#keys)]
     return wrk.format("GET", path, headers, nil)

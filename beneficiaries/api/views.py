@@ -25,7 +25,8 @@ from beneficiaries.api.serializers import (
 from beneficiaries.selectors import beneficiary_get, beneficiary_list
 from beneficiaries.services import beneficiary_create, beneficiary_delete
 from core.api.base import MerchantApi
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
+from core.api.lists import list_query, list_schema
+from core.api.pagination import paginate
 from core.api.responses import EnvelopeResponse, envelope_example, page_example, page_response
 from core.api.schema_components import ApiTag
 from merchants.scopes import Scope
@@ -112,14 +113,12 @@ class BeneficiaryListCreateApi(MerchantApi):
             status=201 if result.created else 200,
         )
 
-    @extend_schema(
+    @list_schema(
         operation_id="beneficiary_list",
         summary="List saved beneficiaries, newest first",
-        parameters=[
-            *PAGE_PARAMETERS,
-            BeneficiaryListParamsSerializer,
-        ],
-        responses=page_schema("BeneficiaryPage", SavedBeneficiaryOutputSerializer(many=True)),
+        parameters=[BeneficiaryListParamsSerializer],
+        page_name="BeneficiaryPage",
+        item_serializer=SavedBeneficiaryOutputSerializer,
         examples=[
             OpenApiExample(
                 "One page",
@@ -131,14 +130,12 @@ class BeneficiaryListCreateApi(MerchantApi):
         ],
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        pages = page_params(request.query_params)
-        params = BeneficiaryListParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
+        pages, filters = list_query(request.query_params, BeneficiaryListParamsSerializer)
         page = paginate(
             beneficiary_list(
                 merchant=self.merchant(request),
                 mode=self.mode(request),
-                account_number=params.validated_data.get("account_number"),
+                account_number=filters.get("account_number"),
             ),
             **pages,
         )

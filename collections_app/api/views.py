@@ -7,10 +7,8 @@ import logging
 import secrets
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.permissions import AllowAny
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from collections_app.api import examples
 from collections_app.api.serializers import (
@@ -39,15 +37,16 @@ from core.api.parsers import json_body_load
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
 from core.api.schema_components import ApiTag
+from core.api.webhooks import ProviderWebhookApi, provider_event_schema
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
 from integrations.paystack import SIGNATURE_HEADER, paystack_signature_valid
+from merchants.api.test_helpers import TestHelperApi
 from merchants.models import Mode
 from merchants.scopes import Scope
 
 logger = logging.getLogger(__name__)
 
 TRANSACTION_NOT_FOUND = "Transaction not found"
-INVALID_SIGNATURE_MESSAGE = "Invalid or missing provider signature"
 PAYSTACK_CHARGE_EVENTS = frozenset({"charge.success", "charge.failed"})
 
 
@@ -143,12 +142,11 @@ class TransactionSearchApi(ForbiddenMerchantApi):
         )
 
 
-class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
+class TestHelperTransactionCompleteApi(ForbiddenMerchantApi, TestHelperApi):
     """Test mode only: settles a pending transaction as a provider confirmation would."""
 
-    openapi_tag = ApiTag.TEST_HELPERS
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
+    live_key_message = "Not found: test helpers work only with a test secret key"
 
     @extend_schema(
         operation_id="test_helpers_transactions_complete",
@@ -165,9 +163,8 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
         responses=TransactionSearchOutputSerializer,
     )
     def post(self, request: Request, reference: str) -> EnvelopeResponse:
+        self.test_key_required(request)
         merchant, mode = self.merchant(request), self.mode(request)
-        if mode != Mode.TEST:
-            raise NotFoundError("Not found: test helpers work only with a test secret key")
         serializer = TestHelperCompleteInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         found = transaction_get(merchant=merchant, mode=mode, reference=reference)
@@ -192,7 +189,7 @@ class TestHelperTransactionCompleteApi(ForbiddenMerchantApi):
         )
 
 
-class PaystackWebhookApi(APIView):
+class PaystackWebhookApi(ProviderWebhookApi):
     """Paystack's webhook for live collection transactions.
 
     Authenticated by ``x-paystack-signature`` (hex HMAC-SHA512 of the raw body keyed with
@@ -205,13 +202,9 @@ class PaystackWebhookApi(APIView):
     apply ``refund.*`` there, payouts ``transfer.*``; data null, the message says what was done).
     """
 
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
-    throttle_classes: list = []
-    openapi_tag = ApiTag.PROVIDER_WEBHOOKS
     error_statuses = (401, 503)
 
-    @extend_schema(
+    @provider_event_schema(
         operation_id="webhooks_paystack",
         summary="Paystack webhook (live collections): verified, then confirmed by a verify call",
         description=(
@@ -228,24 +221,13 @@ class PaystackWebhookApi(APIView):
             "live payout they name, once per event and in any order (data null; the message "
             "says applied, duplicate, stale, unknown_reference or conflict)."
         ),
-        request={"application/json": {"type": "object"}},
-        responses={
-            200: OpenApiResponse(
-                {
-                    "type": "object",
-                    "nullable": True,
-                    "properties": {
-                        "reference": {"type": "string"},
-                        "payment_status": {"$ref": "#/components/schemas/PaymentStatusEnum"},
-                    },
-                    "required": ["reference", "payment_status"],
-                },
-                description="Accepted: applied, already processed (data as shown) or ignored "
-                "(data null)",
-            )
+        acknowledged={
+            "reference": {"type": "string"},
+            "payment_status": {"$ref": "#/components/schemas/PaymentStatusEnum"},
         },
+        acknowledgement="Accepted: applied, already processed (data as shown) or ignored "
+        "(data null)",
         examples=examples.PAYSTACK_WEBHOOK_EXAMPLES,
-        auth=[],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         raw_body = request.body
@@ -253,11 +235,9 @@ class PaystackWebhookApi(APIView):
         if not paystack_signature_valid(
             raw_body, signature, secret_key=settings.PAYSTACK_SECRET_KEY
         ):
-            logger.warning(
-                "paystack webhook refused: bad or missing signature (from %s)",
-                request.META.get("REMOTE_ADDR", ""),
+            raise self.signature_refused(
+                request, "paystack webhook refused: bad or missing signature"
             )
-            raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
         request_text_check(request, {})
         payload = json_body_load(raw_body)
         event = payload.get("event") if isinstance(payload, dict) else None

@@ -3,6 +3,7 @@ query parameters, serializers that refuse unknown fields, and output serializers
 
 from __future__ import annotations
 
+import copy
 import functools
 from datetime import UTC, date, datetime, time, tzinfo
 from decimal import Decimal
@@ -81,7 +82,44 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-class StrictSerializer(serializers.Serializer):
+_IMMUTABLE = (type(None), str, bytes, int, float, bool, Decimal, date, datetime, time)
+
+
+def _field_copy(field: serializers.Field) -> serializers.Field:
+    """A copy of a declared field for one serializer, equal to DRF's (``Field.__deepcopy__``
+    builds the field again from its arguments) but without running its ``__init__`` again: the
+    attributes copied, the containers a serializer may change (validators, error messages,
+    style) copied too. Fields holding other fields (nested serializers, lists, dicts) and
+    fields with a mutable default or initial value are deep-copied as DRF does."""
+    attributes = vars(field)
+    if (
+        isinstance(field, serializers.BaseSerializer)
+        or "child" in attributes
+        or "child_relation" in attributes
+        or not all(
+            callable(attributes.get(name)) or isinstance(attributes.get(name), _IMMUTABLE)
+            for name in ("default", "initial")
+        )
+    ):
+        return copy.deepcopy(field)
+    clone = copy.copy(field)
+    if "_validators" in attributes:
+        vars(clone)["_validators"] = list(attributes["_validators"])
+    clone.error_messages = dict(field.error_messages)
+    clone.style = dict(field.style)
+    return clone
+
+
+class InputSerializer(serializers.Serializer):
+    """A serializer of request input whose fields are copied per serializer as DRF copies them,
+    at a fraction of the cost (``_field_copy``): request bodies and query strings are read by
+    one on every request."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {name: _field_copy(field) for name, field in self._declared_fields.items()}
+
+
+class StrictSerializer(InputSerializer):
     """Rejects fields the route does not accept, naming them."""
 
     def to_internal_value(self, data: Any) -> Any:

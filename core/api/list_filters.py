@@ -12,6 +12,8 @@ from django.db.models import Choices, Model, QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from core.api.fields import InputSerializer
+
 _M = TypeVar("_M", bound=Model)
 
 
@@ -38,15 +40,20 @@ def date_range_parameters(bound: str) -> list[OpenApiParameter]:
     ]
 
 
-class DateRangeParamsSerializer(serializers.Serializer):
+class DateRangeParamsSerializer(InputSerializer):
     """The base of a list's filters with ``from_date`` and ``to_date`` (declared by the list,
-    in its own order): a ``to_date`` before ``from_date`` is a 400 naming ``to_date``."""
+    in its own order, each with the ``source`` its selector's filters name the bound by): a
+    ``to_date`` before ``from_date`` is a 400 naming ``to_date``."""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from_date"), attrs.get("to_date")
+        start, end = self._bound(attrs, "from_date"), self._bound(attrs, "to_date")
         if start is not None and end is not None and end < start:
             raise serializers.ValidationError({"to_date": "must not be earlier than from_date"})
         return attrs
+
+    def _bound(self, attrs: dict[str, Any], field_name: str) -> Any:
+        """The validated value of ``field_name``: validated data is keyed by the field's source."""
+        return attrs.get(self.fields[field_name].source or field_name)
 
 
 def filters_given(queryset: QuerySet[_M], **lookups: Any) -> QuerySet[_M]:

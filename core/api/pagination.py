@@ -13,6 +13,8 @@ from django.db.models.query import ModelIterable, NamedValuesListIterable
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from core.api.fields import InputSerializer
+
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 # Below this offset a page is read in one query; from it on, with a deferred join (``paginate``).
@@ -21,7 +23,7 @@ MAX_LIMIT = 200
 DEFERRED_JOIN_MIN_OFFSET = 5000
 
 
-class PageParamsSerializer(serializers.Serializer):
+class PageParamsSerializer(InputSerializer):
     page = serializers.IntegerField(min_value=1, default=1)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
 

@@ -60,6 +60,20 @@ def response_example(
     )
 
 
+def accepted_examples(
+    resource: str, *, first: Any, again: Any, created_message: str, duplicate_message: str
+) -> list[OpenApiExample]:
+    """The two 202 answers of an idempotent create: the first request's (``{resource: first,
+    "duplicate": false}``) and the same request again's (``duplicate`` true, the resource as it
+    stands by then, ``again``)."""
+    return [
+        response_example("Accepted", {resource: first, "duplicate": False}, created_message, 202),
+        response_example(
+            "Same request again", {resource: again, "duplicate": True}, duplicate_message, 202
+        ),
+    ]
+
+
 def request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
     """An OpenAPI example of a request body."""
     return OpenApiExample(name, value=value, request_only=True, description=description)

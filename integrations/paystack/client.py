@@ -7,8 +7,9 @@ Every call goes to ``settings.PAYSTACK_BASE_URL`` with ``Authorization: Bearer
 why (``RetryLater``). The client never raises for provider or network trouble: each adapter
 decides what a ``RetryLater`` means for its own money.
 
-The call itself and the classification of "try again later" live in ``core.provider_http``
-(``provider_call``, ``RetryLater``), shared by every vendor's client. Any other answer (2xx
+The client, its settings and its answers are ``integrations.base``'s, shared by every vendor;
+the call itself and the classification of "try again later" live in ``core.provider_http``
+(``provider_call``, ``RetryLater``). Any other answer (2xx
 with a JSON object, a 4xx refusal) is Paystack's word and is left to the adapter. Amounts
 travel in kobo (``kobo_from_naira`` / ``naira_from_kobo``). Webhooks are signed with
 ``x-paystack-signature``, the hex HMAC-SHA512 of the raw body keyed with the secret key
@@ -17,64 +18,25 @@ travel in kobo (``kobo_from_naira`` / ``naira_from_kobo``). Webhooks are signed 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-import requests
 from django.conf import settings
 
 from core.money import minor_units_from_decimal, minor_units_to_decimal
-from core.provider_exchange import ProviderExchange
-from core.provider_http import REDACTED, RetryLater, provider_call
+from core.provider_http import REDACTED as REDACTED  # the placeholder of a redacted secret
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
-
-__all__ = [
-    "REDACTED",
-    "SIGNATURE_HEADER",
-    "PaystackAnswer",
-    "PaystackClient",
-    "RetryLater",
-    "kobo_from_naira",
-    "naira_from_kobo",
-    "paystack_signature_compute",
-    "paystack_signature_valid",
-]
+from integrations.base import ProviderAnswer, ProviderClient
 
 SIGNATURE_HEADER = "x-paystack-signature"
-NOT_CONFIGURED_MESSAGE = "PAYSTACK_SECRET_KEY is not configured"
-MESSAGE_MAX_CHARS = 255
 
 
-@dataclass(frozen=True)
-class PaystackAnswer:
+class PaystackAnswer(ProviderAnswer):
     """One call's outcome: what Paystack said (if anything) and its audit record."""
 
-    exchange: ProviderExchange
-    http_status: int | None = None  # None: no HTTP answer (see ``retry_later``)
-    body: dict[str, Any] = field(default_factory=dict)  # the JSON object, else empty
-    retry_later: RetryLater | None = None
-    error: requests.RequestException | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        """A 2xx answer with Paystack's ``"status": true``."""
-        return (
-            self.http_status is not None
-            and 200 <= self.http_status < 300
-            and self.body.get("status") is True
-        )
-
-    @property
-    def data(self) -> dict[str, Any]:
-        data = self.body.get("data")
-        return data if isinstance(data, dict) else {}
-
-    @property
-    def message(self) -> str:
-        message = self.body.get("message")
-        return str(message)[:MESSAGE_MAX_CHARS] if message else ""
+    def body_says_ok(self) -> bool:
+        """Paystack's ``"status": true``."""
+        return self.body.get("status") is True
 
 
 def kobo_from_naira(amount: Decimal) -> int:
@@ -107,63 +69,9 @@ def paystack_signature_valid(
     return hmac_sha512_hex_valid(raw_body, signature_header, secret=key)
 
 
-class PaystackClient:
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        secret_key: str | None = None,
-        timeout_seconds: float | None = None,
-        connect_timeout_seconds: float | None = None,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.base_url = (base_url or settings.PAYSTACK_BASE_URL).rstrip("/")
-        self._secret_key = settings.PAYSTACK_SECRET_KEY if secret_key is None else secret_key
-        self.timeout_seconds = timeout_seconds or settings.PAYSTACK_TIMEOUT_SECONDS
-        self.connect_timeout_seconds = connect_timeout_seconds
-        self._session = session or requests.Session()
-
-    def __repr__(self) -> str:
-        return f"PaystackClient(base_url={self.base_url!r})"
-
-    @property
-    def configured(self) -> bool:
-        return bool(self._secret_key)
+class PaystackClient(ProviderClient[PaystackAnswer]):
+    settings_prefix = "PAYSTACK"
+    answer_class = PaystackAnswer
 
     def signature_valid(self, raw_body: bytes, signature_header: str | None) -> bool:
         return paystack_signature_valid(raw_body, signature_header, secret_key=self._secret_key)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        operation: str,
-        payload: dict[str, Any] | None = None,
-        params: Mapping[str, str] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> PaystackAnswer:
-        """Sends one call and classifies its outcome; never raises for Paystack or network
-        trouble. ``operation`` names the call in the audit record (``paystack.<verb>``)."""
-        timeout: float | tuple[float, float] = self.timeout_seconds
-        if self.connect_timeout_seconds is not None:
-            timeout = (self.connect_timeout_seconds, self.timeout_seconds)
-        result = provider_call(
-            self._session,
-            method,
-            f"{self.base_url}{path}",
-            operation=operation,
-            secret_key=self._secret_key,
-            not_configured_message=NOT_CONFIGURED_MESSAGE,
-            timeout=timeout,
-            json_payload=payload,
-            params=params,
-            headers=headers,
-        )
-        return PaystackAnswer(
-            exchange=result.exchange,
-            http_status=result.http_status,
-            body=result.body_object,
-            retry_later=result.retry_later,
-            error=result.error,
-        )

@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiExample
 
-from core.api.responses import page_example, request_example, response_example
+from core.api.responses import accepted_examples, page_example, request_example, response_example
 
 PAYOUT_EXAMPLE: dict[str, Any] = {
     "id": 1201,
@@ -112,14 +112,12 @@ def create_examples(created_message: str, duplicate_message: str) -> list[OpenAp
             },
             "The account number and bank come from the saved beneficiary.",
         ),
-        response_example(
-            "Accepted", {"payout": PAYOUT_EXAMPLE, "duplicate": False}, created_message, 202
-        ),
-        response_example(
-            "Same request again",
-            {"payout": PAYOUT_SUCCESSFUL_EXAMPLE, "duplicate": True},
-            duplicate_message,
-            202,
+        *accepted_examples(
+            "payout",
+            first=PAYOUT_EXAMPLE,
+            again=PAYOUT_SUCCESSFUL_EXAMPLE,
+            created_message=created_message,
+            duplicate_message=duplicate_message,
         ),
     ]
 

@@ -6,17 +6,11 @@ Authenticated by the provider's own secret, never by a merchant key; applied by
 
 from __future__ import annotations
 
-import logging
-
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse
-from core.api.schema_components import ApiTag
-from core.exceptions import ApplicationError
+from core.api.webhooks import ProviderWebhookApi, provider_event_schema
 from integrations.flutterwave.webhooks import (
     WEBHOOK_HASH_HEADER,
     flutterwave_transfer_webhook_parse,
@@ -25,12 +19,8 @@ from integrations.flutterwave.webhooks import (
 from payouts.api import examples
 from payouts.services.flutterwave_events import flutterwave_transfer_webhook_apply
 
-logger = logging.getLogger(__name__)
 
-INVALID_HASH_MESSAGE = "Invalid or missing provider signature"
-
-
-class FlutterwaveWebhookApi(APIView):
+class FlutterwaveWebhookApi(ProviderWebhookApi):
     """Flutterwave's webhook for live payouts (``transfer.completed``).
 
     Authenticated by ``verif-hash``, compared in constant time with
@@ -40,13 +30,9 @@ class FlutterwaveWebhookApi(APIView):
     Flutterwave stops resending it.
     """
 
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
-    throttle_classes: list = []
-    openapi_tag = ApiTag.PROVIDER_WEBHOOKS
     error_statuses = (400, 401)
 
-    @extend_schema(
+    @provider_event_schema(
         operation_id="webhooks_flutterwave",
         summary="Flutterwave webhook (live payouts): verified, then confirmed by a transfer read",
         description=(
@@ -60,32 +46,19 @@ class FlutterwaveWebhookApi(APIView):
             "Other events and unknown references answer 200 with data null, so Flutterwave "
             "stops resending them."
         ),
-        request={"application/json": {"type": "object"}},
-        responses={
-            200: OpenApiResponse(
-                {
-                    "type": "object",
-                    "nullable": True,
-                    "properties": {
-                        "reference": {"type": "string"},
-                        "status": {"$ref": "#/components/schemas/StatusEnum"},
-                    },
-                    "required": ["reference", "status"],
-                },
-                description="Accepted: applied, duplicate, stale or not confirmed yet (data "
-                "as shown), or ignored (data null)",
-            )
+        acknowledged={
+            "reference": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/StatusEnum"},
         },
+        acknowledgement="Accepted: applied, duplicate, stale or not confirmed yet (data as "
+        "shown), or ignored (data null)",
         examples=examples.FLUTTERWAVE_WEBHOOK_EXAMPLES,
-        auth=[],
     )
     def post(self, request: Request) -> EnvelopeResponse:
         if not flutterwave_webhook_hash_valid(request.headers.get(WEBHOOK_HASH_HEADER)):
-            logger.warning(
-                "flutterwave webhook refused: bad or missing verif-hash (from %s)",
-                request.META.get("REMOTE_ADDR", ""),
+            raise self.signature_refused(
+                request, "flutterwave webhook refused: bad or missing verif-hash"
             )
-            raise ApplicationError(INVALID_HASH_MESSAGE, status=401)
         request_text_check(request, {})
         event = flutterwave_transfer_webhook_parse(request.body)
         if event is None:

@@ -254,12 +254,13 @@ def payout_batch_items_parse(raw_items: list[Any]) -> list[PayoutBatchItem]:
 
 
 class PayoutListParamsSerializer(DateRangeParamsSerializer):
-    """The payout list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+    """The payout list's filters (``page``/``limit`` come from ``PageParamsSerializer``), named as
+    ``payouts.selectors.PayoutListFilters`` names them."""
 
     currency = serializers.CharField(required=False, default=CURRENCY_NGN)
     status = status_param_field(PayoutStatus)
-    from_date = IsoDateTimeParamField(required=False)
-    to_date = IsoDateTimeParamField(required=False, end_of_day=True)
+    from_date = IsoDateTimeParamField(required=False, source="created_from")
+    to_date = IsoDateTimeParamField(required=False, end_of_day=True, source="created_to")
     reference = serializers.CharField(required=False, max_length=200)
     batch_id = serializers.IntegerField(
         required=False,

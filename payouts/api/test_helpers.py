@@ -8,13 +8,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from core.api.base import MerchantApi
 from core.api.fields import StrictSerializer
 from core.api.responses import EnvelopeResponse, request_example, response_example
-from core.api.schema_components import ApiTag
-from core.exceptions import NotFoundError
-from merchants.models import Mode
-from merchants.scopes import Scope
+from merchants.api.test_helpers import TestHelperApi
 from payouts.models import SandboxSwitchState
 from payouts.services.sandbox_switch import sandbox_provider_switch_set, sandbox_provider_switches
 
@@ -52,13 +48,11 @@ SWITCH_EXAMPLES = [
 ]
 
 
-class TestPayoutProviderSwitchApi(MerchantApi):
+class TestPayoutProviderSwitchApi(TestHelperApi):
     """Test mode only: one sandbox payout provider's state for the key's merchant. A live key
     gets 404: the route does not exist in live mode."""
 
-    openapi_tag = ApiTag.TEST_HELPERS
     error_statuses = (404,)
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
 
     @extend_schema(
         operation_id="test_helper_payout_provider_switch",
@@ -75,8 +69,7 @@ class TestPayoutProviderSwitchApi(MerchantApi):
         examples=SWITCH_EXAMPLES,
     )
     def post(self, request: Request, provider_name: str) -> EnvelopeResponse:
-        if self.mode(request) != Mode.TEST:
-            raise NotFoundError("Route not found")
+        self.test_key_required(request)
         serializer = SandboxProviderSwitchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         merchant = self.merchant(request)

@@ -15,10 +15,11 @@ from beneficiaries.selectors import beneficiary_payout_account
 from core.api.base import MerchantApi
 from core.api.fields import representation
 from core.api.list_filters import date_range_parameters, status_parameter
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.lists import list_query, list_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
-from core.exceptions import ConflictError, NotFoundError
+from core.exceptions import ConflictError
+from merchants.api.test_helpers import TestHelperApi
 from merchants.models import Mode
 from merchants.scopes import Scope
 from payouts.api import examples
@@ -149,7 +150,7 @@ class PayoutListCreateApi(MerchantApi):
             status=202,
         )
 
-    @extend_schema(
+    @list_schema(
         operation_id="payout_list",
         summary="List payouts",
         description=(
@@ -161,7 +162,6 @@ class PayoutListCreateApi(MerchantApi):
         examples=examples.LIST_EXAMPLES,
         parameters=[
             OpenApiParameter("currency", str, description="default NGN; only NGN"),
-            *PAGE_PARAMETERS,
             status_parameter(PayoutStatus),
             *date_range_parameters("creation"),
             OpenApiParameter(
@@ -177,27 +177,17 @@ class PayoutListCreateApi(MerchantApi):
                 "another merchant's or mode's batch lists nothing",
             ),
         ],
-        responses=page_schema("PayoutPage", PayoutOutputSerializer(many=True)),
+        page_name="PayoutPage",
+        item_serializer=PayoutOutputSerializer,
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        pages = page_params(request.query_params)
-        params = PayoutListParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        filters = params.validated_data
-        list_filters = PayoutListFilters(
-            status=filters.get("status"),
-            created_from=filters.get("from_date"),
-            created_to=filters.get("to_date"),
-            reference=filters.get("reference"),
-            currency=filters["currency"],
-            batch_id=filters.get("batch_id"),
-        )
+        pages, filters = list_query(request.query_params, PayoutListParamsSerializer)
         wallet = self.wallet(request)
         page = payout_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
             wallet_id=None if wallet is None else wallet.pk,
-            filters=list_filters,
+            filters=PayoutListFilters(**filters),
             **pages,
         )
         return page_response(page, PayoutOutputSerializer, message="Payouts retrieved successfully")
@@ -285,7 +275,7 @@ class PayoutRequeryApi(MerchantApi):
         return EnvelopeResponse(data, message=message, status=202)
 
 
-class TestPayoutReturnApi(MerchantApi):
+class TestPayoutReturnApi(TestHelperApi):
     """Test mode only: the beneficiary's bank sends a successful payout back, as a real bank
     sometimes does days later. The payout stays ``successful`` and gains ``returned_at`` and
     ``return_reason``; the principal goes back to the available balance (a ``payout_return``
@@ -293,8 +283,6 @@ class TestPayoutReturnApi(MerchantApi):
     payout that is not successful. A live key gets 404: the route does not exist in live mode.
     """
 
-    openapi_tag = ApiTag.TEST_HELPERS
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -312,8 +300,7 @@ class TestPayoutReturnApi(MerchantApi):
         responses=PayoutOutputSerializer,
     )
     def post(self, request: Request, payout_id: int) -> EnvelopeResponse:
-        if self.mode(request) != Mode.TEST:
-            raise NotFoundError("Route not found")
+        self.test_key_required(request)
         serializer = TestPayoutReturnInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         payout = payout_get(merchant=self.merchant(request), mode=Mode.TEST, payout_id=payout_id)

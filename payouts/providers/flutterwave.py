@@ -31,21 +31,22 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from core.provider_exchange import ProviderExchange
-from core.provider_http import RetryLater
 from integrations.flutterwave import FlutterwaveAdapter, FlutterwaveAnswer
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.live import (
+    REFUSED_FOR_NOW,
+    LivePayoutAdapter,
+    http_error_message,
+    send_unanswered,
+    verify_unknown,
+)
 from payouts.providers.outcomes import provider_status_outcome
 
 logger = logging.getLogger(__name__)
 
 PROVIDER_NAME = "flutterwave"
-# Refused without being considered: nothing was created, send it again later.
-REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
 DUPLICATE_MARKERS = ("already exist", "duplicate")
-UNREACHABLE_MESSAGE = "Payout provider unreachable"
 DEBIT_CURRENCY = "NGN"
 
 
@@ -75,17 +76,8 @@ def transfer_result_of(
     )
 
 
-def _http_error_message(answer: FlutterwaveAnswer) -> str:
-    return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
-
-
-class FlutterwaveProvider(FlutterwaveAdapter):
+class FlutterwaveProvider(LivePayoutAdapter[FlutterwaveAnswer], FlutterwaveAdapter):
     name = PROVIDER_NAME
-
-    def default_timeout_seconds(self) -> float:
-        return getattr(
-            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.FLUTTERWAVE_TIMEOUT_SECONDS
-        )
 
     # --- Protocol ---------------------------------------------------------------------------
 
@@ -105,52 +97,27 @@ class FlutterwaveProvider(FlutterwaveAdapter):
             },
         )
         raw: tuple[ProviderExchange, ...] = (transfer.exchange,)
-        retry_later = transfer.retry_later
-        if transfer.http_status is None:
-            outcome = (
-                TransferOutcome.NOT_SENT
-                if retry_later is not None and retry_later.never_sent
-                else TransferOutcome.UNKNOWN
-            )
-            return TransferResult(outcome=outcome, message=UNREACHABLE_MESSAGE, raw=raw)
-        if retry_later == RetryLater.SERVER_ERROR:
-            return TransferResult(
-                outcome=TransferOutcome.UNKNOWN, message=_http_error_message(transfer), raw=raw
-            )
-        if retry_later in REFUSED_FOR_NOW:
+        unanswered = send_unanswered(transfer, raw=raw)
+        if unanswered is not None:
+            return unanswered
+        if transfer.retry_later in REFUSED_FOR_NOW:
             logger.error(
                 "flutterwave refused the transfer call with HTTP %s; will retry",
                 transfer.http_status,
             )
             return TransferResult(
-                outcome=TransferOutcome.NOT_SENT, message=_http_error_message(transfer), raw=raw
+                outcome=TransferOutcome.NOT_SENT, message=http_error_message(transfer), raw=raw
             )
         if transfer.ok and transfer.data:
             return transfer_result_of(transfer.data, message=transfer.message, raw=raw)
         # Not a usable acceptance. Whatever Flutterwave holds under our reference is the truth;
         # a refusal that names the reference as used, or a 2xx, may hide a transfer the read
         # does not show yet, so only a plain refusal with nothing found is final.
-        maybe_created = duplicate_reference(transfer) or transfer.http_status < 300
-        verified = self.verify_transfer(reference=request.reference)
-        raw = raw + verified.raw
-        if verified.outcome == TransferOutcome.NOT_FOUND:
-            if maybe_created:
-                return TransferResult(
-                    outcome=TransferOutcome.UNKNOWN,
-                    message=transfer.message or "Transfer state unknown at the payout provider",
-                    raw=raw,
-                )
-            return TransferResult(
-                outcome=TransferOutcome.REJECTED,
-                message=transfer.message or "Transfer refused by the payout provider",
-                raw=raw,
-            )
-        return TransferResult(
-            outcome=verified.outcome,
-            provider_reference=verified.provider_reference,
-            session_id=verified.session_id,
-            message=verified.message,
+        return self._send_settled_by_read(
+            transfer,
+            reference=request.reference,
             raw=raw,
+            maybe_created=duplicate_reference(transfer) or (transfer.http_status or 0) < 300,
         )
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
@@ -161,10 +128,6 @@ class FlutterwaveProvider(FlutterwaveAdapter):
             params={"reference": reference},
         )
         raw = (answer.exchange,)
-        if answer.http_status is None:
-            return TransferResult(
-                outcome=TransferOutcome.UNKNOWN, message=UNREACHABLE_MESSAGE, raw=raw
-            )
         if answer.ok:
             ours = [item for item in answer.data_items if item.get("reference") == reference]
             if not ours:
@@ -178,6 +141,4 @@ class FlutterwaveProvider(FlutterwaveAdapter):
             return TransferResult(
                 outcome=TransferOutcome.NOT_FOUND, message=answer.message, raw=raw
             )
-        return TransferResult(
-            outcome=TransferOutcome.UNKNOWN, message=_http_error_message(answer), raw=raw
-        )
+        return verify_unknown(answer, raw=raw)

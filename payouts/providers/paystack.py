@@ -27,19 +27,19 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from core.provider_exchange import ProviderExchange
-from integrations.paystack import PaystackAdapter, PaystackAnswer, RetryLater, kobo_from_naira
+from integrations.paystack import PaystackAdapter, PaystackAnswer, kobo_from_naira
 from payouts.providers.base import TransferOutcome, TransferRequest, TransferResult
+from payouts.providers.live import (
+    REFUSED_FOR_NOW,
+    UNREACHABLE_MESSAGE,
+    LivePayoutAdapter,
+    send_unanswered,
+    verify_unknown,
+)
 from payouts.providers.outcomes import is_nip_code, nip_code_outcome, provider_status_outcome
 
 logger = logging.getLogger(__name__)
-
-# Paystack refused the call without considering it: nothing was created, send it again later.
-REFUSED_FOR_NOW = frozenset({RetryLater.CREDENTIALS, RetryLater.THROTTLED})
-UNREACHABLE_MESSAGE = "Payout provider unreachable"
-
 
 PROVIDER_NAME = "paystack"
 
@@ -85,16 +85,7 @@ def transfer_result_of(
     )
 
 
-def _http_error_message(answer: PaystackAnswer) -> str:
-    return answer.message or f"Payout provider error (HTTP {answer.http_status or 0})"
-
-
-class PaystackProvider(PaystackAdapter):
-    def default_timeout_seconds(self) -> float:
-        return getattr(
-            settings, "PAYOUT_PROVIDER_TIMEOUT_SECONDS", settings.PAYSTACK_TIMEOUT_SECONDS
-        )
-
+class PaystackProvider(LivePayoutAdapter[PaystackAnswer], PaystackAdapter):
     # --- Protocol ---------------------------------------------------------------------------
 
     def initiate_transfer(self, request: TransferRequest) -> TransferResult:
@@ -128,21 +119,12 @@ class PaystackProvider(PaystackAdapter):
             },
         )
         raw: tuple[ProviderExchange, ...] = (recipient.exchange, transfer.exchange)
-        retry_later = transfer.retry_later
-        if transfer.http_status is None:
-            outcome = (
-                TransferOutcome.NOT_SENT
-                if retry_later is not None and retry_later.never_sent
-                else TransferOutcome.UNKNOWN
-            )
-            return TransferResult(outcome=outcome, message=UNREACHABLE_MESSAGE, raw=raw)
-        if retry_later == RetryLater.SERVER_ERROR:
-            return TransferResult(
-                outcome=TransferOutcome.UNKNOWN, message=_http_error_message(transfer), raw=raw
-            )
+        unanswered = send_unanswered(transfer, raw=raw)
+        if unanswered is not None:
+            return unanswered
         if transfer.ok:
             return transfer_result_of(transfer, raw=raw)
-        if retry_later in REFUSED_FOR_NOW:
+        if transfer.retry_later in REFUSED_FOR_NOW:
             logger.error(
                 "paystack refused the transfer call with HTTP %s; will retry", transfer.http_status
             )
@@ -151,31 +133,13 @@ class PaystackProvider(PaystackAdapter):
             )
         # Refused (4xx or status false) or unreadable. A duplicate reference means an earlier
         # attempt got through: whatever Paystack holds under our reference is the truth.
-        verified = self.verify_transfer(reference=request.reference)
-        raw = raw + verified.raw
-        if verified.outcome == TransferOutcome.NOT_FOUND:
-            return TransferResult(
-                outcome=TransferOutcome.REJECTED,
-                message=transfer.message or "Transfer refused by the payout provider",
-                raw=raw,
-            )
-        return TransferResult(
-            outcome=verified.outcome,
-            provider_reference=verified.provider_reference,
-            session_id=verified.session_id,
-            message=verified.message,
-            raw=raw,
-        )
+        return self._send_settled_by_read(transfer, reference=request.reference, raw=raw)
 
     def verify_transfer(self, *, reference: str) -> TransferResult:
         answer = self._call(
             "GET", f"/transfer/verify/{reference}", operation="paystack.verify_transfer"
         )
         raw = (answer.exchange,)
-        if answer.http_status is None:
-            return TransferResult(
-                outcome=TransferOutcome.UNKNOWN, message=UNREACHABLE_MESSAGE, raw=raw
-            )
         if answer.ok:
             return transfer_result_of(answer, raw=raw)
         status_code = answer.http_status
@@ -183,9 +147,7 @@ class PaystackProvider(PaystackAdapter):
             return TransferResult(
                 outcome=TransferOutcome.NOT_FOUND, message=answer.message, raw=raw
             )
-        return TransferResult(
-            outcome=TransferOutcome.UNKNOWN, message=_http_error_message(answer), raw=raw
-        )
+        return verify_unknown(answer, raw=raw)
 
     # --- Mapping ----------------------------------------------------------------------------
 

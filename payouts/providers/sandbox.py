@@ -137,17 +137,7 @@ class SandboxProvider:
         one count per transfer initiated again."""
         if not requests:
             return []
-        generated = {
-            request.reference: SandboxTransfer(
-                provider_name=self.name,
-                reference=request.reference,
-                account_number=request.account_number,
-                amount=request.amount,
-                outcome=_initial_outcome(request.account_number),
-                transfer_code=f"{self.code_prefix}{secrets.token_hex(8)}",
-            )
-            for request in requests
-        }
+        generated = {request.reference: self._new_transfer(request) for request in requests}
         SandboxTransfer.objects.bulk_create(generated.values(), ignore_conflicts=True)
         held = {
             transfer.reference: transfer
@@ -265,18 +255,24 @@ class SandboxProvider:
             ),
         )
 
+    def _new_transfer(self, request: TransferRequest) -> SandboxTransfer:
+        """An unsaved sandbox transfer for the request, with a fresh transfer code."""
+        return SandboxTransfer(
+            provider_name=self.name,
+            reference=request.reference,
+            account_number=request.account_number,
+            amount=request.amount,
+            outcome=_initial_outcome(request.account_number),
+            transfer_code=f"{self.code_prefix}{secrets.token_hex(8)}",
+        )
+
     def _transfer_record(self, request: TransferRequest) -> SandboxTransfer:
         """The sandbox transfer for this reference, created on first sight (idempotent)."""
         try:
             with transaction.atomic():
-                return SandboxTransfer.objects.create(
-                    provider_name=self.name,
-                    reference=request.reference,
-                    account_number=request.account_number,
-                    amount=request.amount,
-                    outcome=_initial_outcome(request.account_number),
-                    transfer_code=f"{self.code_prefix}{secrets.token_hex(8)}",
-                )
+                transfer = self._new_transfer(request)
+                transfer.save(force_insert=True)
+                return transfer
         except IntegrityError:  # sent before: the same transfer, counted again
             existing = SandboxTransfer.objects.get(
                 provider_name=self.name, reference=request.reference

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
+from audit.permissions import staff_permission_require
 from audit.services import audit_record
 from audit.two_person import distinct_people_check
 from core.exceptions import ApplicationError, ConflictError, NotFoundError
@@ -122,11 +123,6 @@ def batch_preview_rows(
     return shown
 
 
-def _permission_check(user: User, permissions: Sequence[str], message: str) -> None:
-    if not any(user.has_perm(name) for name in permissions):
-        raise ApplicationError(message, status=403)
-
-
 def _valid_total(preview: Sequence[Mapping[str, Any]], name: str) -> Decimal:
     return sum((Decimal(row[name]) for row in preview if row["result"] == "valid"), ZERO)
 
@@ -148,7 +144,9 @@ def payout_batch_propose(
     different person to approve. Refused (400) when no row is valid, or an all-or-nothing file
     has an invalid row; 409 when the same file already waits for approval. The proposer needs
     ``payouts.propose_resolution`` or ``payouts.approve_resolution``."""
-    _permission_check(proposed_by, PROPOSE_PERMISSIONS, "You may not propose bulk payouts")
+    staff_permission_require(
+        proposed_by, *PROPOSE_PERMISSIONS, message="You may not propose bulk payouts"
+    )
     rows = [dict(row) for row in rows]
     outcomes = payout_batch_preview(
         merchant=merchant, mode=mode, items=payout_batch_items_parse(rows)
@@ -216,7 +214,9 @@ def payout_batch_propose(
 def _open_batch_proposal_lock(*, proposal_id: int, decider: User) -> PayoutBatchProposal:
     """Locks the proposal and checks it is open and its proposer and ``decider`` are two
     people (``audit.two_person.distinct_people_check``)."""
-    _permission_check(decider, (APPROVE_PERMISSION,), "You may not approve or reject bulk payouts")
+    staff_permission_require(
+        decider, APPROVE_PERMISSION, message="You may not approve or reject bulk payouts"
+    )
     proposal = (
         PayoutBatchProposal.objects.select_for_update(of=("self",))
         .select_related("merchant", "proposed_by")

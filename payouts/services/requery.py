@@ -23,18 +23,13 @@ from payouts.providers.base import (
 )
 from payouts.providers.registry import provider_get
 from payouts.services.attempts import (
-    attempt_answer_record,
-    attempt_follow_payout,
-    attempts_write,
     payout_attempt_current,
 )
 from payouts.services.create import payout_dispatch_enqueue
 from payouts.services.dispatch import claim_is_stale
 from payouts.services.settle import (
-    PayoutFinalEffects,
-    payouts_settled_write,
+    payout_answer_settle_write,
     provider_answer_record,
-    provider_answer_settle,
 )
 
 logger = logging.getLogger(__name__)
@@ -59,19 +54,12 @@ def payout_requery_apply(
         rows_update([payout], ("provider_responses", "updated_at"))
         return payout  # settled meanwhile by another requery or the worker
     payout.requery_count += 1
-    effects = PayoutFinalEffects()
-    provider_answer_settle(payout, result, now=now, from_requery=True, effects=effects)
     attempt = (
         PayoutAttempt.objects.filter(pk=attempt_id, payout=payout).first()
         if attempt_id is not None
         else None
     )
-    if attempt is not None:
-        attempt_answer_record(attempt, result)
-        attempt_follow_payout(attempt, payout, now=now)
-        attempts_write([attempt])
-        effects.attempts_followed.add(payout.pk)
-    payouts_settled_write([payout], effects=effects, now=now)
+    payout_answer_settle_write(payout, result, attempt=attempt, now=now)
     logger.info("payout %s requeried: %s", payout.internal_reference, payout.status)
     return payout
 

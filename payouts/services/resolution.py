@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
+from audit.permissions import staff_permission_require
 from audit.services import audit_record
 from audit.two_person import SAME_USER_MESSAGE as SAME_USER_MESSAGE
 from audit.two_person import distinct_people_check
@@ -127,11 +128,6 @@ def payout_resolve_manually(
     return resolution
 
 
-def _permission_check(user: User, permission: str, message: str) -> None:
-    if not user.has_perm(permission):
-        raise ApplicationError(message, status=403)
-
-
 def _evidence_clean(*, provider_reference: str, nip_session_id: str) -> dict[str, str]:
     evidence = {
         "provider_reference": (provider_reference or "").strip(),
@@ -166,10 +162,10 @@ def payout_resolution_propose(
     The proposer needs ``payouts.propose_resolution``. The reason and the evidence are never
     shown to the merchant.
     """
-    _permission_check(
+    staff_permission_require(
         proposed_by,
         "payouts.propose_resolution",
-        "You may not propose payout resolutions",
+        message="You may not propose payout resolutions",
     )
     reason = _resolution_reason_clean(reason)
     _resolution_status_check(proposed_status)
@@ -212,10 +208,10 @@ def _open_proposal_lock(
     """Locks the payout, then the proposal (the order ``payout_resolution_propose`` uses), and
     checks the proposal is open and ``decider`` and its proposer are two people
     (``audit.two_person.distinct_people_check``)."""
-    _permission_check(
+    staff_permission_require(
         decider,
         "payouts.approve_resolution",
-        "You may not approve or reject payout resolutions",
+        message="You may not approve or reject payout resolutions",
     )
     payout_id = (
         PayoutResolutionProposal.objects.filter(pk=proposal_id)

@@ -12,13 +12,19 @@ from core.db import rows_update
 from payouts.events import payout_events_emit
 from payouts.models import (
     Payout,
+    PayoutAttempt,
     PayoutStatus,
 )
 from payouts.providers.base import (
     TransferOutcome,
     TransferResult,
 )
-from payouts.services.attempts import payouts_final_attempts_close
+from payouts.services.attempts import (
+    attempt_answer_record,
+    attempt_follow_payout,
+    attempts_write,
+    payouts_final_attempts_close,
+)
 from payouts.services.timing import next_requery_at
 from payouts.signals import payouts_final
 from payouts.state_machine import payout_transition
@@ -221,3 +227,19 @@ def payouts_settled_write(
     for payout in payouts:
         payout.updated_at = now
     rows_update(list(payouts), SETTLEMENT_FIELDS)
+
+
+def payout_answer_settle_write(
+    payout: Payout, result: TransferResult, *, attempt: PayoutAttempt | None, now: datetime
+) -> None:
+    """Settles a locked ``payout`` from the provider's answer to a question about it (a requery,
+    a transfer event) and writes it (``payouts_settled_write``); the attempt asked about, if
+    any, keeps the answer and follows its payout."""
+    effects = PayoutFinalEffects()
+    provider_answer_settle(payout, result, now=now, from_requery=True, effects=effects)
+    if attempt is not None:
+        attempt_answer_record(attempt, result)
+        attempt_follow_payout(attempt, payout, now=now)
+        attempts_write([attempt])
+        effects.attempts_followed.add(payout.pk)
+    payouts_settled_write([payout], effects=effects, now=now)

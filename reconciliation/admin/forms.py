@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from merchants.models import Mode
-from payouts.services import RESOLUTION_REASON_MIN_LENGTH
+from payouts.admin_resolution import resolution_reason_field
 from reconciliation.formats import FORMATS
 from reconciliation.models import (
     MatchCategory,
@@ -78,11 +78,7 @@ class StatementUploadForm(forms.Form):
 
 
 class ProposeFromLineForm(forms.Form):
-    reason = forms.CharField(
-        label="Internal reason",
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        min_length=RESOLUTION_REASON_MIN_LENGTH,
-        strip=True,
+    reason = resolution_reason_field(
         help_text="Prefilled from the statement line; add what else you checked. The merchant "
         "never sees it.",
     )

@@ -6,7 +6,12 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiExample
 
-from core.api.responses import page_example, request_example, response_example
+from core.api.responses import (
+    accepted_examples,
+    page_example,
+    request_example,
+    response_example,
+)
 
 LIST_MESSAGE = "Refunds retrieved successfully"
 DETAIL_MESSAGE = "Refund retrieved successfully"
@@ -56,14 +61,12 @@ def create_examples(created_message: str, duplicate_message: str) -> list[OpenAp
             },
             "Without amount the refund is the whole amount not refunded yet.",
         ),
-        response_example(
-            "Accepted", {"refund": REFUND_EXAMPLE, "duplicate": False}, created_message, 202
-        ),
-        response_example(
-            "Same request again",
-            {"refund": REFUND_PROCESSED_EXAMPLE, "duplicate": True},
-            duplicate_message,
-            202,
+        *accepted_examples(
+            "refund",
+            first=REFUND_EXAMPLE,
+            again=REFUND_PROCESSED_EXAMPLE,
+            created_message=created_message,
+            duplicate_message=duplicate_message,
         ),
     ]
 

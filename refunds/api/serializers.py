@@ -52,11 +52,12 @@ class RefundCreateInputSerializer(StrictSerializer):
 
 
 class RefundListParamsSerializer(DateRangeParamsSerializer):
-    """The refund list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+    """The refund list's filters (``page``/``limit`` come from ``PageParamsSerializer``), named as
+    ``refunds.selectors.RefundListFilters`` names them."""
 
     status = status_param_field(RefundStatus)
-    from_date = IsoDateTimeParamField(required=False)
-    to_date = IsoDateTimeParamField(required=False, end_of_day=True)
+    from_date = IsoDateTimeParamField(required=False, source="created_from")
+    to_date = IsoDateTimeParamField(required=False, end_of_day=True, source="created_to")
     reference = serializers.CharField(required=False, max_length=100)
 
 

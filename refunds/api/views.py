@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from core.api.base import MerchantApi
 from core.api.fields import representation
 from core.api.list_filters import date_range_parameters, status_parameter
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.lists import list_query, list_schema
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from merchants.scopes import Scope
@@ -78,7 +78,7 @@ class RefundListCreateApi(MerchantApi):
             status=202,
         )
 
-    @extend_schema(
+    @list_schema(
         operation_id="refund_list",
         summary="List refunds",
         description=(
@@ -88,29 +88,21 @@ class RefundListCreateApi(MerchantApi):
         ),
         examples=examples.LIST_EXAMPLES,
         parameters=[
-            *PAGE_PARAMETERS,
             status_parameter(RefundStatus),
             *date_range_parameters("creation"),
             OpenApiParameter(
                 "reference", str, description="a refund_id or the transaction's reference"
             ),
         ],
-        responses=page_schema("RefundPage", RefundOutputSerializer(many=True)),
+        page_name="RefundPage",
+        item_serializer=RefundOutputSerializer,
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        pages = page_params(request.query_params)
-        params = RefundListParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        filters = params.validated_data
+        pages, filters = list_query(request.query_params, RefundListParamsSerializer)
         page = refund_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
-            filters=RefundListFilters(
-                status=filters.get("status"),
-                created_from=filters.get("from_date"),
-                created_to=filters.get("to_date"),
-                reference=filters.get("reference"),
-            ),
+            filters=RefundListFilters(**filters),
             **pages,
         )
         return page_response(page, RefundOutputSerializer, message=examples.LIST_MESSAGE)

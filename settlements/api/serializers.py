@@ -20,11 +20,12 @@ from settlements.models import SettlementStatus
 
 class SettlementListParamsSerializer(DateRangeParamsSerializer):
     """The settlement list's filters (``page``/``limit`` come from ``PageParamsSerializer``).
-    ``from_date``/``to_date`` bound ``settled_at``; a bare date is a whole Lagos day."""
+    ``from_date``/``to_date`` bound ``settled_at``; a bare date is a whole Lagos day. Named as
+    ``settlements.selectors.SettlementListFilters`` names them."""
 
     status = status_param_field(SettlementStatus)
-    from_date = IsoDateTimeParamField(required=False)
-    to_date = IsoDateTimeParamField(required=False, end_of_day=True)
+    from_date = IsoDateTimeParamField(required=False, source="settled_from")
+    to_date = IsoDateTimeParamField(required=False, end_of_day=True, source="settled_to")
 
 
 class SettlementOutputSerializer(serializers.Serializer):

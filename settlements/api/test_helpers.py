@@ -7,13 +7,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from core.api.base import MerchantApi
 from core.api.fields import MoneyField
 from core.api.responses import EnvelopeResponse, response_example
-from core.api.schema_components import ApiTag
-from core.exceptions import ApplicationError
+from merchants.api.test_helpers import TestHelperApi
 from merchants.models import Mode
-from merchants.scopes import Scope
 from settlements.models import Settlement
 from settlements.services import settlement_run
 
@@ -66,12 +63,12 @@ RUN_EXAMPLES = [
 ]
 
 
-class TestSettlementRunApi(MerchantApi):
+class TestSettlementRunApi(TestHelperApi):
     """Test mode only: settles the merchant's paid, unsettled test collections now."""
 
-    openapi_tag = ApiTag.TEST_HELPERS
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (403,)
+    live_key_status = 403
+    live_key_message = TEST_KEYS_ONLY_MESSAGE
 
     @extend_schema(
         operation_id="test_helper_settlements_run",
@@ -89,8 +86,7 @@ class TestSettlementRunApi(MerchantApi):
         responses=TestHelperSettlementRunOutputSerializer,
     )
     def post(self, request: Request) -> EnvelopeResponse:
-        if self.mode(request) != Mode.TEST:
-            raise ApplicationError(TEST_KEYS_ONLY_MESSAGE, status=403)
+        self.test_key_required(request)
         settlement = settlement_run(merchant_id=self.merchant(request).pk, mode=Mode.TEST)
         settlements = [settlement] if settlement is not None else []
         return EnvelopeResponse(

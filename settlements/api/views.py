@@ -9,7 +9,8 @@ from rest_framework.request import Request
 
 from core.api.base import MerchantApi
 from core.api.list_filters import date_range_parameters, status_parameter
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema
+from core.api.lists import list_query, list_schema
+from core.api.pagination import page_params
 from core.api.responses import EnvelopeResponse, page_response
 from core.api.schema_components import ApiTag
 from merchants.scopes import Scope
@@ -35,7 +36,7 @@ class SettlementListApi(MerchantApi):
     openapi_tag = ApiTag.SETTLEMENTS
     required_scopes = {"GET": Scope.READ}
 
-    @extend_schema(
+    @list_schema(
         operation_id="settlement_list",
         summary="List settlements",
         description=(
@@ -46,26 +47,16 @@ class SettlementListApi(MerchantApi):
             "whole Lagos day). A test key sees test settlements only, a live key live ones."
         ),
         examples=examples.LIST_EXAMPLES,
-        parameters=[
-            *PAGE_PARAMETERS,
-            status_parameter(SettlementStatus),
-            *date_range_parameters("settled_at"),
-        ],
-        responses=page_schema("SettlementPage", SettlementOutputSerializer(many=True)),
+        parameters=[status_parameter(SettlementStatus), *date_range_parameters("settled_at")],
+        page_name="SettlementPage",
+        item_serializer=SettlementOutputSerializer,
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        pages = page_params(request.query_params)
-        params = SettlementListParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        filters = params.validated_data
+        pages, filters = list_query(request.query_params, SettlementListParamsSerializer)
         page = settlement_list_page(
             merchant=self.merchant(request),
             mode=self.mode(request),
-            filters=SettlementListFilters(
-                status=filters.get("status"),
-                settled_from=filters.get("from_date"),
-                settled_to=filters.get("to_date"),
-            ),
+            filters=SettlementListFilters(**filters),
             **pages,
         )
         return page_response(page, SettlementOutputSerializer, message=examples.LIST_MESSAGE)
@@ -106,7 +97,7 @@ class SettlementTransactionListApi(MerchantApi):
     required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
-    @extend_schema(
+    @list_schema(
         operation_id="settlement_transactions",
         summary="List a settlement's transactions",
         description=(
@@ -117,10 +108,8 @@ class SettlementTransactionListApi(MerchantApi):
             "merchant, or of the other mode, is a 404."
         ),
         examples=examples.TRANSACTIONS_EXAMPLES,
-        parameters=list(PAGE_PARAMETERS),
-        responses=page_schema(
-            "SettlementTransactionPage", SettlementTransactionOutputSerializer(many=True)
-        ),
+        page_name="SettlementTransactionPage",
+        item_serializer=SettlementTransactionOutputSerializer,
     )
     def get(self, request: Request, settlement_id: str) -> EnvelopeResponse:
         pages = page_params(request.query_params)

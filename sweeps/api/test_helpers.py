@@ -8,12 +8,8 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
-from core.api.base import MerchantApi
 from core.api.responses import EnvelopeResponse, response_example
-from core.api.schema_components import ApiTag
-from core.exceptions import ApplicationError
-from merchants.models import Mode
-from merchants.scopes import Scope
+from merchants.api.test_helpers import TestHelperApi
 from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
 from sweeps.services import settlement_account_cooling_off_end
@@ -22,12 +18,12 @@ TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
 ACTIVATED_MESSAGE = "Test settlement account in effect"
 
 
-class TestSettlementAccountActivateApi(MerchantApi):
+class TestSettlementAccountActivateApi(TestHelperApi):
     """Test mode only: the pending test settlement account takes effect now."""
 
-    openapi_tag = ApiTag.TEST_HELPERS
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (403,)
+    live_key_status = 403
+    live_key_message = TEST_KEYS_ONLY_MESSAGE
 
     @extend_schema(
         operation_id="test_helper_settlement_account_activate",
@@ -49,8 +45,7 @@ class TestSettlementAccountActivateApi(MerchantApi):
         responses=SweepSettingsOutputSerializer,
     )
     def post(self, request: Request) -> EnvelopeResponse:
-        if self.mode(request) != Mode.TEST:
-            raise ApplicationError(TEST_KEYS_ONLY_MESSAGE, status=403)
+        self.test_key_required(request)
         now = timezone.now()
         result = settlement_account_cooling_off_end(
             merchant=self.merchant(request), actor=self.actor(request), now=now

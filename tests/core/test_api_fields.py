@@ -109,3 +109,68 @@ def test_timestamp_representation_is_what_drf_writes(instant: datetime, zone: st
 
 def test_timestamp_representation_of_no_instant_is_none() -> None:
     assert timestamp_representation(None) is None
+
+
+def _strict_serializers() -> list[type[serializers.Serializer]]:
+    """Every input serializer of the service (every route's module imported)."""
+    import config.urls  # noqa: F401
+    from core.api.fields import InputSerializer
+
+    found: list[type[serializers.Serializer]] = []
+    pending: list[type[serializers.Serializer]] = [InputSerializer]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def _validator_state(validator: object) -> tuple[type, dict[str, object]]:
+    """A validator's kind and settings, its message as text (DRF's lazy messages have no
+    equality)."""
+    settings_ = {
+        name: str(value) if name == "message" else value
+        for name, value in vars(validator).items()
+        if name != "_constructor_args"
+    }
+    return type(validator), settings_
+
+
+def _state(field: serializers.Field) -> dict[str, object]:
+    """A field's attributes, validators compared by kind and settings."""
+    state = {k: v for k, v in vars(field).items() if k not in ("_creation_counter", "_validators")}
+    state["validators"] = [_validator_state(v) for v in field.validators]
+    return state
+
+
+def test_input_serializers_copy_their_fields_as_drf_does() -> None:
+    import copy
+
+    classes = _strict_serializers()
+    assert len(classes) > 20
+    for cls in classes:
+        declared = cls._declared_fields  # type: ignore[attr-defined]
+        for name, field in cls().fields.items():
+            deep = copy.deepcopy(declared[name])
+            deep.bind(field_name=name, parent=field.parent)
+            assert type(field) is type(deep), (cls, name)
+            if isinstance(field, serializers.BaseSerializer) or "child" in vars(field):
+                assert repr(field) == repr(deep), (cls, name)  # deep-copied as DRF does
+                continue
+            assert _state(field) == _state(deep), (cls, name)
+            assert field is not declared[name]
+
+
+def test_a_change_to_one_serializers_field_reaches_no_other() -> None:
+    from payouts.api.serializers import PayoutCreateInputSerializer
+
+    first, second = PayoutCreateInputSerializer(), PayoutCreateInputSerializer()
+    first.fields["account_number"].required = True
+    first.fields["bank_code"].validators.append(lambda value: None)
+    first.fields["bank_code"].error_messages["blank"] = "changed"
+    assert second.fields["account_number"].required is False
+    assert len(second.fields["bank_code"].validators) == len(
+        PayoutCreateInputSerializer().fields["bank_code"].validators
+    )
+    assert second.fields["bank_code"].error_messages["blank"] != "changed"
+    assert PayoutCreateInputSerializer._declared_fields["account_number"].required is False  # type: ignore[attr-defined]

@@ -53,3 +53,31 @@ def test_create_and_replay_query_counts(
     with django_assert_num_queries(2):  # key with merchant and wallet, the earlier payout
         replay = test_client.post(PAYOUTS_URL, body, format="json")
     assert replay.json()["data"]["duplicate"] is True
+
+
+def test_the_idempotency_lookup_reads_what_the_orm_reads(
+    test_client, funded_wallet, payload
+) -> None:
+    from payouts.models import Payout
+    from payouts.services.create import _earlier_payout
+
+    keys = ["lookup-1", "lookup-2", "lookup 3 with spaces"]
+    for key in keys:
+        assert (
+            test_client.post(PAYOUTS_URL, payload(idempotency_key=key), format="json").status_code
+            == 202
+        )
+    for key in [*keys, "lookup-absent", "LOOKUP-1"]:
+        ours = _earlier_payout(wallet_id=funded_wallet.pk, idempotency_key=key)
+        theirs = Payout.objects.filter(wallet_id=funded_wallet.pk, idempotency_key=key).first()
+        if theirs is None:
+            assert ours is None
+            continue
+        assert isinstance(ours, Payout)
+        assert not ours._state.adding and ours._state.db == theirs._state.db
+        for field in Payout._meta.concrete_fields:
+            mine, expected = getattr(ours, field.attname), getattr(theirs, field.attname)
+            assert mine == expected, field.name
+            assert type(mine) is type(expected), field.name
+    # the key is the wallet's own: another wallet has no payout under it
+    assert _earlier_payout(wallet_id=funded_wallet.pk + 1, idempotency_key="lookup-1") is None

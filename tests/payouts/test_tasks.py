@@ -157,6 +157,47 @@ def test_processes_sharing_a_redis_cache_share_one_interval(
     assert [countdown for _at, countdown in publishes.made] == [pytest.approx(0.32)] * 2
 
 
+def test_commits_inside_a_known_redis_interval_cost_no_round_trip(
+    publishes: Publishes, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that saw the shared interval open (its own or another's) asks Redis nothing
+    until the time Redis said it stays open; after that it asks again."""
+    redis_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    try:
+        redis.Redis.from_url(redis_url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"Redis at {redis_url} is unreachable ({error})")
+        pytest.skip(f"Redis at {redis_url} is unreachable")
+    settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS = 300
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": f"wake{uuid.uuid4().hex[:8]}",
+        }
+    }
+    asked: list[bool] = []
+    real = tasks.redis_window_open_for
+
+    def counted(*args: Any, **kwargs: Any) -> tuple[bool, int]:
+        answer = real(*args, **kwargs)
+        asked.append(answer[0])
+        assert 0 < answer[1] <= 300
+        return answer
+
+    monkeypatch.setattr(tasks, "redis_window_open_for", counted)
+    first, second = DispatchWake(), DispatchWake()
+
+    published = [first(), second(), first(), second(), first(), second()]
+    assert published == [True, False, False, False, False, False]
+    assert asked == [True, False]  # one round trip each: opened, then found open
+    time.sleep(0.35)
+    assert [second(), first()] == [True, False]
+    assert asked == [True, False, True, False]
+    assert [countdown for _at, countdown in publishes.made] == [pytest.approx(0.32)] * 2
+
+
 def test_a_broker_outage_is_logged_and_never_raises(
     wake: DispatchWake, publishes: Publishes, caplog: pytest.LogCaptureFixture
 ) -> None:

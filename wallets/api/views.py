@@ -15,21 +15,22 @@ from drf_spectacular.utils import (
     OpenApiExample,
     extend_schema,
 )
-from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from core.api.base import MerchantApi
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
+from core.api.lists import list_schema
+from core.api.pagination import page_params, paginate
 from core.api.parsers import json_body_load
 from core.api.renderers import EnvelopeJSONRenderer
 from core.api.request_text import request_text_check
 from core.api.responses import EnvelopeResponse, page_response, response_example
 from core.api.schema_components import ApiTag
-from core.exceptions import ApplicationError, NotFoundError
+from core.api.webhooks import INVALID_SIGNATURE_MESSAGE, ProviderWebhookApi
+from core.exceptions import ApplicationError
 from core.signing import hmac_sha512_hex_compute, hmac_sha512_hex_valid
+from merchants.api.test_helpers import TestHelperApi
 from merchants.models import Mode
 from merchants.scopes import Scope
 from wallets.api import examples
@@ -59,8 +60,6 @@ from wallets.statements import (
 )
 
 logger = logging.getLogger(__name__)
-
-INVALID_SIGNATURE_MESSAGE = "Invalid or missing provider signature"
 
 
 class WalletDetailApi(MerchantApi):
@@ -95,7 +94,7 @@ class WalletLedgerListApi(MerchantApi):
     required_scopes = {"GET": Scope.READ}
     error_statuses = (404,)
 
-    @extend_schema(
+    @list_schema(
         operation_id="merchant_wallet_ledger_list",
         summary="List ledger entries",
         description=(
@@ -104,8 +103,8 @@ class WalletLedgerListApi(MerchantApi):
             "balances after it. The sum of the deltas is the wallet's balance."
         ),
         examples=examples.LEDGER_EXAMPLES,
-        parameters=[*PAGE_PARAMETERS],
-        responses=page_schema("LedgerPage", LedgerEntryOutputSerializer(many=True)),
+        page_name="LedgerPage",
+        item_serializer=LedgerEntryOutputSerializer,
     )
     def get(self, request: Request) -> EnvelopeResponse:
         params = page_params(request.query_params)
@@ -382,14 +381,12 @@ class NameEnquiryApi(MerchantApi):
         )
 
 
-class TestWalletFundApi(MerchantApi):
+class TestWalletFundApi(TestHelperApi):
     """Test mode only: simulates an inbound transfer to the test wallet's static account.
 
     A live key gets 404: the route does not exist in live mode.
     """
 
-    openapi_tag = ApiTag.TEST_HELPERS
-    required_scopes = {"POST": Scope.TEST_HELPERS_WRITE}
     error_statuses = (404, 409)
 
     @extend_schema(
@@ -406,8 +403,7 @@ class TestWalletFundApi(MerchantApi):
         responses=TestWalletFundOutputSerializer,
     )
     def post(self, request: Request) -> EnvelopeResponse:
-        if self.mode(request) != Mode.TEST:
-            raise NotFoundError("Route not found")
+        self.test_key_required(request)
         serializer = TestWalletFundInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         wallet = wallet_get(merchant=self.merchant(request), mode=Mode.TEST)
@@ -433,7 +429,7 @@ def funding_signature_compute(raw_body: bytes, *, secret: str) -> str:
     return hmac_sha512_hex_compute(raw_body, secret=secret)
 
 
-class FundingNotificationApi(APIView):
+class FundingNotificationApi(ProviderWebhookApi):
     """Inbound-transfer notifications from the collection provider.
 
     Authenticated by a hex HMAC-SHA512 of the raw body with ``FUNDING_WEBHOOK_SECRET`` in the
@@ -441,10 +437,6 @@ class FundingNotificationApi(APIView):
     merchant key. Idempotent on the provider's transaction reference.
     """
 
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
-    throttle_classes: list = []
-    openapi_tag = ApiTag.PROVIDER_WEBHOOKS
     error_statuses = (401, 404, 409)
 
     @extend_schema(
@@ -465,7 +457,7 @@ class FundingNotificationApi(APIView):
     )
     def post(self, request: Request) -> EnvelopeResponse:
         raw_body = request.body
-        self._verify_signature(request, raw_body)
+        self._signature_check(request, raw_body)
         request_text_check(request, {})
         payload = json_body_load(raw_body)
         if not isinstance(payload, dict):
@@ -480,17 +472,13 @@ class FundingNotificationApi(APIView):
         message = "Funding already credited" if result.duplicate else "Funding credited"
         return EnvelopeResponse(FundingOutputSerializer(result).data, message=message)
 
-    @staticmethod
-    def _verify_signature(request: Request, raw_body: bytes) -> None:
+    def _signature_check(self, request: Request, raw_body: bytes) -> None:
         secret = settings.FUNDING_WEBHOOK_SECRET
         provided = request.headers.get(settings.FUNDING_WEBHOOK_SIGNATURE_HEADER, "").strip()
-        remote = request.META.get("REMOTE_ADDR", "")
         if not secret:
             logger.error("funding notification refused: FUNDING_WEBHOOK_SECRET is not set")
             raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
         if not provided:
-            logger.warning("funding notification refused: missing signature (from %s)", remote)
-            raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
+            raise self.signature_refused(request, "funding notification refused: missing signature")
         if not hmac_sha512_hex_valid(raw_body, provided, secret=secret):
-            logger.warning("funding notification refused: bad signature (from %s)", remote)
-            raise ApplicationError(INVALID_SIGNATURE_MESSAGE, status=401)
+            raise self.signature_refused(request, "funding notification refused: bad signature")

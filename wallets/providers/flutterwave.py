@@ -18,19 +18,18 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.provider_http import RetryLater
 from integrations.flutterwave import FlutterwaveAdapter
-from wallets.providers.base import (
-    AccountNotResolvedError,
-    AccountResolution,
-    NameEnquiryUnavailableError,
+from wallets.providers.answers import (
+    CONNECT_TIMEOUT_MAX_SECONDS,
+    account_resolution_of,
+    unavailable_raise,
 )
+from wallets.providers.base import AccountNotResolvedError, AccountResolution
 
 logger = logging.getLogger(__name__)
 
 RESOLVE_OPERATION = "flutterwave.resolve_account"
 BANKS_OPERATION = "flutterwave.banks"
-CONNECT_TIMEOUT_MAX_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,7 @@ class FlutterwaveBankListUnavailableError(Exception):
 
 
 class FlutterwaveNameEnquiryProvider(FlutterwaveAdapter):
-    def connect_timeout_seconds(self, timeout_seconds: float) -> float | None:
-        return min(timeout_seconds, CONNECT_TIMEOUT_MAX_SECONDS)
+    connect_timeout_max_seconds = CONNECT_TIMEOUT_MAX_SECONDS
 
     def resolve_account(
         self, *, account_number: str, bank_code: str, reference: str
@@ -56,49 +54,15 @@ class FlutterwaveNameEnquiryProvider(FlutterwaveAdapter):
             operation=RESOLVE_OPERATION,
             payload={"account_number": account_number, "account_bank": bank_code},
         )
-        exchange = answer.exchange
-        retry_later = answer.retry_later
-        if retry_later == RetryLater.NOT_CONFIGURED:
-            logger.error("name enquiry %s: FLUTTERWAVE_SECRET_KEY is not configured", reference)
-            raise NameEnquiryUnavailableError(
-                "provider credentials are not configured", exchange=exchange
-            )
-        if answer.http_status is None:
-            reason = (
-                "provider timed out"
-                if retry_later and retry_later.timed_out
-                else ("provider unreachable")
-            )
-            logger.warning("name enquiry %s: %s", reference, reason)
-            raise NameEnquiryUnavailableError(reason, exchange=exchange) from answer.error
-        if retry_later is not None:
-            logger.warning(
-                "name enquiry %s: provider answered HTTP %s (%s)",
-                reference,
-                answer.http_status,
-                retry_later,
-            )
-            raise NameEnquiryUnavailableError(
-                f"provider HTTP {answer.http_status}", raw_response=answer.body, exchange=exchange
-            )
+        unavailable_raise(answer, reference=reference)
         if not answer.ok:
             raise AccountNotResolvedError(
                 answer.message or f"provider HTTP {answer.http_status}",
                 raw_response=answer.body,
-                exchange=exchange,
+                exchange=answer.exchange,
             )
-        account_name = answer.data.get("account_name")
-        if not isinstance(account_name, str) or not account_name.strip():
-            raise AccountNotResolvedError(
-                "provider returned no account name", raw_response=answer.body, exchange=exchange
-            )
-        return AccountResolution(
-            account_name=account_name.strip(),
-            account_number=account_number,
-            bank_code=bank_code,
-            provider=self.name,
-            raw_response=answer.body,
-            exchange=exchange,
+        return account_resolution_of(
+            answer, account_number=account_number, bank_code=bank_code, provider=self.name
         )
 
     def banks(self) -> list[ProviderBank]:

@@ -66,19 +66,24 @@ class EventTypeField(serializers.ChoiceField):
 
 
 class EventListParamsSerializer(DateRangeParamsSerializer):
-    """The event list's filters (``page``/``limit`` come from ``PageParamsSerializer``)."""
+    """The event list's filters (``page``/``limit`` come from ``PageParamsSerializer``), named as
+    ``webhooks.selectors.EventListFilters`` names them."""
 
     type = EventTypeField(
         required=False,
+        source="event_type",
         help_text="only events of this type",
         error_messages={"invalid_choice": f"must be one of {EVENT_TYPES_TEXT}"},
     )
     from_date = IsoDateTimeParamField(
-        required=False, help_text="ISO 8601 lower bound on creation (inclusive)"
+        required=False,
+        source="created_from",
+        help_text="ISO 8601 lower bound on creation (inclusive)",
     )
     to_date = IsoDateTimeParamField(
         required=False,
         end_of_day=True,
+        source="created_to",
         help_text="ISO 8601 upper bound on creation (inclusive; a bare date covers the day)",
     )
     reference = serializers.CharField(

@@ -17,7 +17,8 @@ from drf_spectacular.utils import (
 from rest_framework.request import Request
 
 from core.api.base import MerchantApi
-from core.api.pagination import PAGE_PARAMETERS, page_params, page_schema, paginate
+from core.api.lists import list_query, list_schema
+from core.api.pagination import paginate
 from core.api.responses import (
     EnvelopeResponse,
     envelope_example,
@@ -183,14 +184,12 @@ class EventListApi(MerchantApi):
     openapi_tag = ApiTag.EVENTS
     required_scopes = {"GET": Scope.READ}
 
-    @extend_schema(
+    @list_schema(
         operation_id="event_list",
         summary="List the events sent to your server",
-        parameters=[
-            *PAGE_PARAMETERS,
-            EventListParamsSerializer,
-        ],
-        responses=page_schema("EventPage", EventListItemSerializer(many=True)),
+        parameters=[EventListParamsSerializer],
+        page_name="EventPage",
+        item_serializer=EventListItemSerializer,
         examples=[
             OpenApiExample(
                 "a page of events",
@@ -200,20 +199,12 @@ class EventListApi(MerchantApi):
         ],
     )
     def get(self, request: Request) -> EnvelopeResponse:
-        pages = page_params(request.query_params)
-        params = EventListParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        filters = params.validated_data
+        pages, filters = list_query(request.query_params, EventListParamsSerializer)
         page = paginate(
             event_list(
                 merchant=self.merchant(request),
                 mode=self.mode(request),
-                filters=EventListFilters(
-                    event_type=filters.get("type"),
-                    created_from=filters.get("from_date"),
-                    created_to=filters.get("to_date"),
-                    reference=filters.get("reference"),
-                ),
+                filters=EventListFilters(**filters),
             ),
             **pages,
         )

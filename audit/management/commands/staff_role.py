@@ -11,23 +11,15 @@ recorded in the audit trail with the operating-system user who ran the command.
 
 from __future__ import annotations
 
-import getpass
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.actors import command_actor
 from audit.roles import ROLES, role_get
 from audit.services import staff_role_grant, staff_role_revoke, staff_roles_sync
 from core.exceptions import ApplicationError
-
-
-def _command_actor() -> str:
-    try:
-        who = getpass.getuser()
-    except (KeyError, OSError):
-        who = "unknown"
-    return f"manage.py staff_role ({who})"
 
 
 class Command(BaseCommand):
@@ -79,7 +71,12 @@ class Command(BaseCommand):
             raise CommandError(f"user {options['username']!r} does not exist") from error
         service = staff_role_grant if command == "grant" else staff_role_revoke
         try:
-            service(user=user, role_key=role.key, actor=_command_actor(), reason=options["reason"])
+            service(
+                user=user,
+                role_key=role.key,
+                actor=command_actor("staff_role"),
+                reason=options["reason"],
+            )
         except ApplicationError as error:
             raise CommandError(error.message) from error
         verb = "granted" if command == "grant" else "revoked"
