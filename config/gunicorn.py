@@ -95,7 +95,8 @@ def post_worker_init(worker: object) -> None:
     0 keeps Python's 700) sets the allocations between young collections. Measured under the
     bench's open-loop creates (benchmarks/trace.py, docs/benchmarks.md): a request's time in
     collections at p99 was 9-62 ms (median 24) without either, 10-32 ms (median 12) with the
-    freeze and 4-35 ms (median 7) with both.
+    freeze and 4-35 ms (median 7) with both, five processes of one thread each; with four
+    threads per process one pair was mixed (docs/benchmarks.md, "The tail, phase by phase").
     """
     import gc
 
