@@ -5,7 +5,8 @@ apart, so it holds on a noisy machine.
 Steps: a fresh ``bench`` database (migrated, then filled with SQL: 1,000 funded wallets and one
 wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by pgbench
 on a copy of that database (M1's denominator); gunicorn + the Procfile's Celery workers (the money
-``worker`` and the ``webhooks`` pool, each on its queues) on Redis; wrk runs (M1, M3, M4, M7, M8,
+``worker`` and the ``webhooks`` pool, each on its queues) on Redis, or on RabbitMQ with
+BENCH_BROKER=rabbitmq (``benchmarks/harness/broker.py``); wrk runs (M1, M3, M4, M7, M8,
 M10, the last traced phase by phase); a py-spy profile of the create path; with the service stopped,
 the cost of a payout in statements, WAL bytes, CPU and wallet lock hold
 (``benchmarks/capacity.py``); the gate once the worker has drained. Results:
@@ -15,16 +16,18 @@ nothing.
 
 Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres), BENCH_DATABASE
 (bench; its pgbench copy is <name>_pgbench), BENCH_REDIS_URL (redis://127.0.0.1:6379/10),
+BENCH_BROKER (redis; or rabbitmq, at BENCH_RABBITMQ_URL, amqp://guest:guest@127.0.0.1:5672//),
 BENCH_DURATION (seconds per run, 12), BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS
-(1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY (2 × cores + 1), CELERY_CONCURRENCY (the money
-worker's pool, cores; the webhooks pool takes WEBHOOK_WORKER_CONCURRENCY as the Procfile does),
-BENCH_DRAIN_TIMEOUT (240), BENCH_PROFILE (1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0: start at
-once; else wait up to that long for the load average to fall below half the cores), BENCH_WEB_CPUS
-and BENCH_WORKER_CPUS (a taskset CPU list each, e.g. 0 and 1: gunicorn and the workers on their own
-cores; default: both on every core), BENCH_WORKER_NICE (0; e.g. 10 runs the workers at a lower CPU
-priority than the web), BENCH_TRACE (1; 0 leaves the trace middleware out), BENCH_CAPACITY_PAYOUTS
-(200; 0 skips benchmarks/capacity.py). A short smoke run: BENCH_DURATION=2 BENCH_LIST_DURATION=1
-BENCH_WALLETS=20 BENCH_PAYOUTS=2000 BENCH_PROFILE=0 (figures meaningless, gate meaningful).
+(1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY (cores), GUNICORN_THREADS (4), CELERY_CONCURRENCY
+(the money worker's pool, cores; the webhooks pool takes WEBHOOK_WORKER_CONCURRENCY as the Procfile
+does), BENCH_DRAIN_TIMEOUT (240), BENCH_PROFILE (1; 0 skips py-spy), BENCH_WAIT_QUIET_SECONDS (0:
+start at once; else wait up to that long for the load average to fall below half the cores),
+BENCH_WEB_CPUS and BENCH_WORKER_CPUS (a taskset CPU list each, e.g. 0 and 1: gunicorn and the
+workers on their own cores; default: both on every core), BENCH_WORKER_NICE (10: the workers at a
+lower CPU priority than the web; 0 at the same), BENCH_TRACE (1; 0 leaves the trace middleware out),
+BENCH_CAPACITY_PAYOUTS (200; 0 skips benchmarks/capacity.py). A short smoke run: BENCH_DURATION=2
+BENCH_LIST_DURATION=1 BENCH_WALLETS=20 BENCH_PAYOUTS=2000 BENCH_PROFILE=0 (figures meaningless, gate
+meaningful).
 
 PgBouncer (``benchmarks/harness/pgbouncer.py``): by default the bench ends with a pair of create
 runs, direct and then through a private PgBouncer in transaction mode; BENCH_PGBOUNCER=1 runs
@@ -40,6 +43,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from benchmarks.harness.broker import broker_cleanup, broker_describe
 from benchmarks.harness.config import RESULTS_DIR, WORK, Config, env_int, free_port, log
 from benchmarks.harness.costs import capacity
 from benchmarks.harness.database import flush_redis, prepare_database
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {
             "web_concurrency": cfg.web_concurrency,
             "worker_class": os.environ.get("GUNICORN_WORKER_CLASS", "config.web.WebWorker"),
-            "worker_threads": int(os.environ.get("GUNICORN_THREADS", "1")),
+            "worker_threads": cfg.web_threads,
             "celery_concurrency": cfg.celery_concurrency,
             "connections": cfg.connections,
             "threads": cfg.threads,
@@ -90,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             "settings": "benchmarks.bench_settings (config.settings.production + /bench/noop)",
             "web_cpus": cfg.web_cpus or "all",
             "worker_cpus": cfg.worker_cpus or "all",
+            "broker": broker_describe(cfg),
         },
         "runs": {},
         "drains": {},
@@ -117,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"ERROR {error}")
     finally:
         services.stop()
+        broker_cleanup(cfg)
         if bouncer is not None:
             bouncer.stop()
     if not error:

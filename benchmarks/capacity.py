@@ -112,7 +112,8 @@ class CapacityReport:
             pg = per["postgres_cpu_ms"]
             out.append(
                 f"{name}: {phase.payouts} payouts in {phase.seconds:.2f} s; per payout "
-                f"{per['statements']} statements, {per['wal_bytes']} WAL bytes, "
+                f"{per['statements']} statements, {per['wal_bytes']} WAL bytes "
+                f"({per['wal_fpi_bytes']} of them full-page images), "
                 f"{per['python_cpu_ms']} ms Python CPU, "
                 f"{'n/a' if pg is None else pg} ms PostgreSQL CPU"
             )

@@ -1,16 +1,16 @@
-"""The tail figure (M10) for several settings of the stack, alternated on one database, so a
-noisy shared machine weighs on every setting alike.
+"""The tail figure (M10) for several settings of the stack, alternated on one database, so a noisy
+shared machine weighs on every setting alike.
 
-``python -m benchmarks.tail_ab --rounds 2 --variant base --variant nice:BENCH_WORKER_NICE=10``
+``python -m benchmarks.tail_ab --rounds 2 --variant same:BENCH_WORKER_NICE=0 --variant nice``
 prepares the bench database once (``benchmarks.harness.database``, sized by BENCH_WALLETS and
-BENCH_PAYOUTS as ``make bench``), then, round after round, for each variant in turn: starts
-the service with the variant's environment (``NAME=VALUE`` pairs joined by ``,``; WEB_CONCURRENCY,
-CELERY_CONCURRENCY, BENCH_WEB_CPUS, BENCH_WORKER_CPUS and BENCH_WORKER_NICE set the harness's
-own settings, anything else reaches the service's processes), runs creates closed loop for the
-maximum rate, then open loop at 70 % of it (or at ``--rate`` for every variant, without the
-closed loop), traced (``benchmarks/trace.py``), drains the worker
-and stops. It prints one line per run (p50, p99, M10 and the phases of the slowest 1 %) and
-writes every figure to ``var/bench/tail_ab.json``.
+BENCH_PAYOUTS as ``make bench``), then, round after round, for each variant in turn: starts the
+service with the variant's environment (``NAME=VALUE`` pairs joined by ``,``; WEB_CONCURRENCY,
+GUNICORN_THREADS, CELERY_CONCURRENCY, BENCH_WEB_CPUS, BENCH_WORKER_CPUS and BENCH_WORKER_NICE set
+the harness's own settings, anything else reaches the service's processes), runs creates closed loop
+for the maximum rate, then open loop at 70 % of it (or at ``--rate`` for every variant, without the
+closed loop), traced (``benchmarks/trace.py``), drains the worker and stops. It prints one line per
+run (p50, p99, M10 and the phases of the slowest 1 %) and writes every figure to
+``var/bench/tail_ab.json``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from benchmarks.harness.tail import breakdown, clear_traces, read_traces
 
 CONFIG_FIELDS = {
     "WEB_CONCURRENCY": ("web_concurrency", int),
+    "GUNICORN_THREADS": ("web_threads", int),
     "CELERY_CONCURRENCY": ("celery_concurrency", int),
     "BENCH_WEB_CPUS": ("web_cpus", str),
     "BENCH_WORKER_CPUS": ("worker_cpus", str),

@@ -41,6 +41,7 @@ START_HEADER = "HTTP_X_REQUEST_START"
 _local = threading.local()
 _installed = False
 _install_lock = threading.Lock()
+_originals: list[tuple[Any, str, Any]] = []
 
 
 def _current() -> dict[str, float] | None:
@@ -68,7 +69,9 @@ def _timed(phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _wrap(owner: Any, name: str, phase: str) -> None:
-    setattr(owner, name, _timed(phase, getattr(owner, name)))
+    original = owner.__dict__[name]
+    _originals.append((owner, name, original))
+    setattr(owner, name, _timed(phase, original))
 
 
 def _sql_wrapper(
@@ -120,16 +123,36 @@ def install() -> None:
     _wrap(BaseDatabaseWrapper, "connect", "connect")
     _wrap(EnvelopeJSONRenderer, "render", "render")
 
-    def add_sql_wrapper(sender: Any, connection: Any, **kwargs: Any) -> None:
-        if _sql_wrapper not in connection.execute_wrappers:
-            connection.execute_wrappers.append(_sql_wrapper)
-
-    connection_created.connect(add_sql_wrapper, weak=False)
+    connection_created.connect(_add_sql_wrapper, weak=False)
     from django.db import connections
 
     for connection in connections.all(initialized_only=True):
-        add_sql_wrapper(None, connection)
+        _add_sql_wrapper(None, connection)
     gc.callbacks.append(_gc_callback)
+
+
+def _add_sql_wrapper(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if _sql_wrapper not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_sql_wrapper)
+
+
+def uninstall() -> None:
+    """Undoes :func:`install` (for tests: the bench's processes keep the wrappers)."""
+    global _installed
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    with _install_lock:
+        while _originals:
+            owner, name, original = _originals.pop()
+            setattr(owner, name, original)
+        connection_created.disconnect(_add_sql_wrapper)
+        for connection in connections.all(initialized_only=True):
+            if _sql_wrapper in connection.execute_wrappers:
+                connection.execute_wrappers.remove(_sql_wrapper)
+        if _gc_callback in gc.callbacks:
+            gc.callbacks.remove(_gc_callback)
+        _installed = False
 
 
 class _Sink:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
+from benchmarks.harness.broker import broker_env
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH_DIR = ROOT / "benchmarks"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -51,13 +53,17 @@ class Config:
     wallets: int = env_int("BENCH_WALLETS", 1000)
     payouts: int = env_int("BENCH_PAYOUTS", 1_000_000)
     cores: int = os.cpu_count() or 1
-    web_concurrency: int = env_int("WEB_CONCURRENCY", 2 * (os.cpu_count() or 1) + 1)
+    # One gunicorn process per core, four view threads each: a request waits for any of its
+    # process's four threads rather than for one process's only thread, which held the open-loop
+    # tail down (docs/benchmarks.md, "The tail, phase by phase").
+    web_concurrency: int = env_int("WEB_CONCURRENCY", os.cpu_count() or 1)
+    web_threads: int = env_int("GUNICORN_THREADS", 4)
     celery_concurrency: int = env_int("CELERY_CONCURRENCY", os.cpu_count() or 1)
     drain_timeout: int = env_int("BENCH_DRAIN_TIMEOUT", 240)
     profile: bool = os.environ.get("BENCH_PROFILE", "1") != "0"
     web_cpus: str = os.environ.get("BENCH_WEB_CPUS", "")
     worker_cpus: str = os.environ.get("BENCH_WORKER_CPUS", "")
-    worker_nice: int = env_int("BENCH_WORKER_NICE", 0)
+    worker_nice: int = env_int("BENCH_WORKER_NICE", 10)
     salt: str = field(default_factory=lambda: secrets.token_hex(6))
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(40))
     field_encryption_key: str = field(default_factory=lambda: Fernet.generate_key().decode())
@@ -99,7 +105,7 @@ class Config:
             "DEBUG": "0",
             "SECRET_KEY": self.secret_key,
             "DATABASE_URL": self.database_url(),
-            "CELERY_BROKER_URL": self.redis_url,
+            **broker_env(self),  # BENCH_BROKER: Redis, or RabbitMQ with queues of the run's
             "CACHE_URL": self.redis_url,
             "THROTTLE_RATE_READ": high,
             "THROTTLE_RATE_WRITE": high,

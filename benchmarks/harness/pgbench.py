@@ -66,6 +66,19 @@ def capture_and_pgbench(cfg: Config, results: dict[str, Any]) -> None:
     log(f"copying {cfg.database} to {cfg.pgbench_database} for pgbench")
     recreate_database(cfg, cfg.pgbench_database, template=cfg.database)
     try:
+        # Columns added since the frozen SQL was captured get their model defaults on the copy.
+        run(
+            [
+                PYTHON,
+                "-m",
+                "benchmarks.frozen_defaults",
+                "--database",
+                cfg.pgbench_database,
+                "--script",
+                str(FROZEN_CREATE_SCRIPT),
+            ],
+            env={**cfg.service_env("benchmarks.bench_settings"), "LOG_LEVEL": "WARNING"},
+        )
         results["runs"]["pgbench_create"] = pgbench(cfg, frozen_create_script(cfg), "frozen")
         results["runs"]["pgbench_create_current"] = pgbench(cfg, script, "current")
     finally:

@@ -95,6 +95,7 @@ class Services:
                 "BIND_ADDRESS": "127.0.0.1",
                 "PORT": str(cfg.port),
                 "WEB_CONCURRENCY": str(cfg.web_concurrency),
+                "GUNICORN_THREADS": str(cfg.web_threads),
                 "GUNICORN_TIMEOUT": "30",
             },
         )
