@@ -5,7 +5,8 @@ apart, so it holds on a noisy machine.
 Steps: a fresh ``bench`` database (migrated, then filled with SQL: 1,000 funded wallets and one
 wallet with 1,000,000 payouts); the SQL of one create captured from the ORM and replayed by pgbench
 on a copy of that database (M1's denominator); gunicorn + the Procfile's Celery workers (the money
-``worker`` and the ``webhooks`` pool, each on its queues) on Redis; wrk runs (M1, M3, M4, M7, M8,
+``worker`` and the ``webhooks`` pool, each on its queues) on Redis, or on RabbitMQ with
+BENCH_BROKER=rabbitmq (``benchmarks/harness/broker.py``); wrk runs (M1, M3, M4, M7, M8,
 M10, the last traced phase by phase); a py-spy profile of the create path; with the service stopped,
 the cost of a payout in statements, WAL bytes, CPU and wallet lock hold
 (``benchmarks/capacity.py``); the gate once the worker has drained. Results:
@@ -15,6 +16,7 @@ nothing.
 
 Environment (all optional): BENCH_PG_HOST/PORT/USER (127.0.0.1, 5432, postgres), BENCH_DATABASE
 (bench; its pgbench copy is <name>_pgbench), BENCH_REDIS_URL (redis://127.0.0.1:6379/10),
+BENCH_BROKER (redis; or rabbitmq, at BENCH_RABBITMQ_URL, amqp://guest:guest@127.0.0.1:5672//),
 BENCH_DURATION (seconds per run, 12), BENCH_LIST_DURATION (8), BENCH_CONNECTIONS (16), BENCH_WALLETS
 (1000), BENCH_PAYOUTS (1000000), WEB_CONCURRENCY (cores), GUNICORN_THREADS (4), CELERY_CONCURRENCY
 (the money worker's pool, cores; the webhooks pool takes WEBHOOK_WORKER_CONCURRENCY as the Procfile
@@ -41,6 +43,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from benchmarks.harness.broker import broker_cleanup, broker_describe
 from benchmarks.harness.config import RESULTS_DIR, WORK, Config, env_int, free_port, log
 from benchmarks.harness.costs import capacity
 from benchmarks.harness.database import flush_redis, prepare_database
@@ -91,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             "settings": "benchmarks.bench_settings (config.settings.production + /bench/noop)",
             "web_cpus": cfg.web_cpus or "all",
             "worker_cpus": cfg.worker_cpus or "all",
+            "broker": broker_describe(cfg),
         },
         "runs": {},
         "drains": {},
@@ -118,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"ERROR {error}")
     finally:
         services.stop()
+        broker_cleanup(cfg)
         if bouncer is not None:
             bouncer.stop()
     if not error:

@@ -21,9 +21,40 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from config.celery_broker import BROKER_DELAY_MIN_SECONDS, broker_is_amqp
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-app = Celery("merchant_payments")
+
+class PaymentsCelery(Celery):
+    """Celery, with two rules for a RabbitMQ broker (``config.celery_broker``):
+
+    - every publish gives up after ``broker_publish_timeout`` seconds (the write, and the wait
+      for RabbitMQ's confirm), where kombu would wait for ever; the caller's retry policy and
+      its ``except`` (logged; the work left to a sweeper) take it from there;
+    - a countdown under one second is made one second where delays are kept by the broker
+      (quorum queues: Celery's native delayed delivery counts whole seconds and refuses a
+      shorter one). A task never starts before its countdown; it may start up to a second
+      later than asked, as a payout dispatch round the wake times for its window's end does.
+    """
+
+    def send_task(self, name: str, *args: Any, **options: Any) -> Any:
+        if broker_is_amqp(str(self.conf.broker_url)):
+            publish_timeout = self.conf.get("broker_publish_timeout")
+            if publish_timeout:
+                options.setdefault("timeout", publish_timeout)
+                options.setdefault("confirm_timeout", publish_timeout)
+            countdown = options.get("countdown")
+            if (
+                countdown is not None
+                and 0 < countdown < BROKER_DELAY_MIN_SECONDS
+                and self.conf.get("task_default_queue_type") == "quorum"
+            ):
+                options["countdown"] = BROKER_DELAY_MIN_SECONDS
+        return super().send_task(name, *args, **options)
+
+
+app = PaymentsCelery("merchant_payments")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
@@ -76,6 +107,25 @@ def _worker_heartbeat_start(sender: Any = None, **kwargs: Any) -> None:
     queues = sorted((consumer.app if consumer is not None else app).amqp.queues.consume_from)
     names = [worker_heartbeat_name(queue) for queue in queues]
     _timers.append(heartbeat_timer_start(lambda: names))
+
+
+# The longest a worker's event loop sleeps in one poll once this runs (see below).
+WORKER_LOOP_WAKE_SECONDS = 1.0
+
+
+@worker_ready.connect
+def _worker_loop_wake(sender: Any = None, **kwargs: Any) -> None:
+    """The worker's event loop wakes at least every ``WORKER_LOOP_WAKE_SECONDS``, so a SIGTERM
+    starts the warm shutdown within that. The loop notices the signal only after its poll
+    returns; on RabbitMQ nothing else wakes an idle worker for up to 10 s (kombu's longest
+    poll), which held every restart that long (Redis's transport wakes it every second)."""
+    hub = getattr(sender, "hub", None)
+    if hub is not None and broker_is_amqp(str(app.conf.broker_url)):
+        hub.call_repeatedly(WORKER_LOOP_WAKE_SECONDS, _loop_wake_noop)
+
+
+def _loop_wake_noop() -> None:
+    return None
 
 
 @worker_shutdown.connect

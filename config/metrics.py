@@ -4,8 +4,9 @@ process) and of gauges read at scrape time:
 - payouts not yet final, by status, and the age of the oldest of each status (a payout held by
   the merchant counts from its release);
 - pending webhook deliveries and the age of the oldest due one;
-- Celery queue depth per queue (Redis broker: ``LLEN`` of the queue's keys; filesystem broker:
-  its message files; other brokers: not reported);
+- Celery queue depth per queue (Redis broker: ``LLEN`` of the queue's keys; RabbitMQ: the ready
+  messages of a passive declare; filesystem broker: its message files; other brokers: not
+  reported);
 - the heartbeats of the worker pools (per queue) and of beat, and when beat last sent each of
   its tasks (``core.heartbeats``).
 
@@ -25,6 +26,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -39,6 +41,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from config.celery_app import app as celery_app
+from config.celery_broker import broker_is_amqp
 from core.api.views import envelope_json_response
 from core.heartbeats import (
     BEAT_HEARTBEAT,
@@ -157,7 +160,29 @@ def queue_depths_read() -> dict[str, int] | None:
                     if queue in counts:
                         counts[queue] += 1
         return counts
+    if broker_is_amqp(url):
+        return _rabbitmq_queue_depths(queues)
     return None
+
+
+def _rabbitmq_queue_depths(queues: list[str]) -> dict[str, int]:
+    """Ready messages per queue (a passive declare; a queue not declared yet holds none).
+    Messages a worker holds unacknowledged are not counted."""
+    from amqp.exceptions import NotFound
+
+    counts = dict.fromkeys(queues, 0)
+    with celery_app.connection_for_read() as connection:
+        connection.ensure_connection(max_retries=1, timeout=2)
+        channel: Any = connection.channel()  # py-amqp's channel: queue_declare, close
+        try:
+            for queue in queues:
+                try:
+                    counts[queue] = channel.queue_declare(queue, passive=True).message_count
+                except NotFound:  # RabbitMQ closed the channel with the 404: open another
+                    channel = connection.channel()
+        finally:
+            channel.close()
+    return counts
 
 
 # --- The collector ----------------------------------------------------------------------------

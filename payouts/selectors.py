@@ -131,19 +131,28 @@ def _payout_filters_apply(
 
 
 def payout_list(
-    *, merchant: Merchant, mode: str, filters: PayoutListFilters | None = None
+    *,
+    merchant: Merchant,
+    mode: str,
+    filters: PayoutListFilters | None = None,
+    wallet_id: int | None = None,
 ) -> QuerySet[Any]:
     """The merchant's payouts of one mode, newest first (a currency other than NGN is a 400),
     as rows of the resource's columns (``PAYOUT_RESOURCE_FIELDS``): named tuples whose
     attributes are the fields', read without building a model instance per payout.
 
     Scoped by ``wallet_id = (SELECT id FROM wallet …)`` so PostgreSQL evaluates the wallet once
-    and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order. How many there
-    are: ``payout_list_total``.
+    and walks ``payout_wallet_newest_idx``/``payout_wallet_status_idx`` in order; by
+    ``wallet_id`` itself when the caller has read the merchant's wallet of ``mode`` already (the
+    key authentication reads it with the key), which spares compiling the subquery. How many
+    there are: ``payout_list_total``.
     """
     filters = filters or PayoutListFilters()
     payout_currency_validate(currency=filters.currency)
-    queryset = Payout.objects.filter(wallet_id=_wallet_id_subquery(merchant=merchant, mode=mode))
+    wallet: int | Subquery = (
+        _wallet_id_subquery(merchant=merchant, mode=mode) if wallet_id is None else wallet_id
+    )
+    queryset = Payout.objects.filter(wallet_id=wallet)
     queryset = _payout_filters_apply(queryset, filters).order_by("-created_at", "-id")
     return queryset.values_list(*PAYOUT_RESOURCE_FIELDS, named=True)
 
@@ -316,7 +325,7 @@ def payout_list_page(
     the total is not read. Deep pages are read by ``OFFSET`` with the deferred join
     (``core.api.pagination.page_items``)."""
     filters = filters or PayoutListFilters()
-    rows = payout_list(merchant=merchant, mode=mode, filters=filters)
+    rows = payout_list(merchant=merchant, mode=mode, filters=filters, wallet_id=wallet_id)
     offset = (page - 1) * limit
     total = payout_list_total(wallet_id=wallet_id, filters=filters)
     items = page_items(rows, offset=offset, limit=limit) if offset < total else []

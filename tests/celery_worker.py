@@ -1,15 +1,22 @@
-"""A real Celery worker process on Redis for end-to-end tests, and this process's publishing side
-pointed at the same broker.
+"""A real Celery worker process on Redis or RabbitMQ for end-to-end tests, and this process's
+publishing side pointed at the same broker.
 
 The pieces, used together by ``celery_worker_running`` or one by one by the fault tests:
 
+- ``BROKERS`` and ``broker_url_for(kind, redis_url=…)``: the brokers the end-to-end tests run
+  on (the ``celery_broker`` fixture of tests/conftest.py parametrizes a test over them): Redis,
+  and RabbitMQ at ``TEST_RABBITMQ_URL`` (default ``amqp://guest:guest@127.0.0.1:5672//``) with
+  the production settings for it (``config.celery_broker``: quorum queues, publisher confirms).
 - ``unavailable_for(subject)``: the skip-or-fail rule. A missing Redis skips the test, except
-  under ``REQUIRE_POSTGRES=1`` (CI), where it fails it.
-- ``redis_require``: the check that calls it.
-- ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, routes, default
-  queue) points at the test broker and a queue of the test's own, or keeps the project's
-  routing (``CELERY_TASK_ROUTES``) with each of its queues renamed to one of the test's own;
-  restored afterwards and the queues' keys removed from Redis.
+  under ``REQUIRE_POSTGRES=1`` (CI), where it fails it; a missing RabbitMQ fails it under
+  ``CI=true`` too.
+- ``broker_require`` (``redis_require``, ``rabbitmq_require``): the checks that call it.
+- ``celery_publishing_to``: ``celery_app.conf`` (broker URL, transport options, queue types,
+  routes, default queue) points at the test broker and a queue of the test's own, or keeps the
+  project's routing (``CELERY_TASK_ROUTES``) with each of its queues renamed to one of the
+  test's own; restored afterwards and the queues removed from the broker (Redis: their keys;
+  RabbitMQ: the queue and its exchange, deleted through kombu, as the broker here has no
+  management plugin to create a virtual host per test).
 - ``worker_environment`` and ``celery_worker_start``: ``celery -A config.celery_app worker`` as
   a subprocess against the pytest test database, consuming a given queue under a unique node
   name, started once its log says it is ready.
@@ -37,13 +44,30 @@ import pytest
 import redis
 from django.conf import settings
 from django.db import connection
+from kombu import Connection
 
 from config.celery_app import app as celery_app
+from config.celery_broker import amqp_celery_config, broker_is_amqp
 
 Unavailable = Callable[[str], None]
 
 WORKER_READY_SECONDS = 30
 STOP_SECONDS = 15
+
+RABBITMQ_URL = os.environ.get("TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672//")
+BROKERS = ("redis", "rabbitmq")
+# The settings a RabbitMQ broker gets in production (config/settings/base.py), for this process
+# while it publishes to one; every other key of the Celery section is the same for both brokers.
+AMQP_CONFIG = amqp_celery_config(connect_timeout=2.0, publish_timeout=5.0)
+
+
+def broker_url_for(kind: str, *, redis_url: str) -> str:
+    """The URL of broker ``kind`` (one of ``BROKERS``): ``redis_url``, or ``RABBITMQ_URL``."""
+    if kind == "redis":
+        return redis_url
+    if kind == "rabbitmq":
+        return RABBITMQ_URL
+    raise ValueError(f"unknown broker {kind!r}")
 
 
 def unavailable_for(subject: str) -> Unavailable:
@@ -63,6 +87,26 @@ def redis_require(url: str, *, unavailable: Unavailable) -> None:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError as error:
         unavailable(f"Redis at {url} is unreachable ({error})")
+
+
+def rabbitmq_require(url: str, *, unavailable: Unavailable) -> None:
+    """RabbitMQ answers at ``url``; else the test is skipped, or failed under ``CI=true`` (and,
+    through ``unavailable``, under ``REQUIRE_POSTGRES=1``)."""
+    try:
+        with Connection(url, connect_timeout=2) as probe:
+            probe.ensure_connection(max_retries=1)
+    except Exception as error:  # kombu raises the transport's own errors
+        reason = f"RabbitMQ at {url} is unreachable ({error})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"RabbitMQ tests cannot run under CI=true: {reason}")
+        unavailable(reason)
+
+
+def broker_require(url: str, *, unavailable: Unavailable) -> None:
+    if broker_is_amqp(url):
+        rabbitmq_require(url, unavailable=unavailable)
+    else:
+        redis_require(url, unavailable=unavailable)
 
 
 def wait_for(predicate: Callable[[], Any], *, timeout: float, what: str, step: float = 0.1) -> Any:
@@ -109,6 +153,43 @@ def redis_queue_remove(url: str, queue: str) -> None:
             client.zrem("unacked_index", tag)
 
 
+def rabbitmq_queue_remove(url: str, queue: str) -> None:
+    """Deletes the queue (with any message a killed worker left in it) and its exchange of the
+    same name, which Celery declared for it."""
+    with Connection(url, connect_timeout=2) as client:
+        channel = client.channel()
+        try:
+            channel.queue_delete(queue)
+            channel.exchange_delete(queue)
+        finally:
+            channel.close()
+
+
+def unrouted_queue(queue: str) -> str:
+    """On RabbitMQ, the queue of a test's own that takes the tasks this process publishes outside
+    the test's patterns (its default queue), as they sit unconsumed in the test's Redis database
+    on Redis: on a broker shared by everyone, the project's ``celery`` queue is not the test's
+    to fill."""
+    return f"{queue}-unrouted"
+
+
+def amqp_worker_env(broker_url: str, queue: str) -> dict[str, str]:
+    """On RabbitMQ, a worker's own default and webhooks queues are the queue it consumes: what
+    it publishes (a retry, a task it queues) stays in the test. RabbitMQ keeps a retry's
+    countdown and sends the retry to its task's route when it runs out, where Redis puts it
+    back on the queue it came from. Nothing on Redis."""
+    if not broker_is_amqp(broker_url):
+        return {}
+    return {"CELERY_DEFAULT_QUEUE": queue, "WEBHOOK_QUEUE": queue}
+
+
+def broker_queue_remove(url: str, queue: str) -> None:
+    if broker_is_amqp(url):
+        rabbitmq_queue_remove(url, queue)
+    else:
+        redis_queue_remove(url, queue)
+
+
 def project_queues() -> list[str]:
     """The project's queues: the default one and every queue ``CELERY_TASK_ROUTES`` names."""
     routes = getattr(settings, "CELERY_TASK_ROUTES", None) or {}
@@ -128,14 +209,19 @@ def celery_publishing_to(
     """Meanwhile this process publishes to ``broker_url``: the tasks matching ``task_patterns``
     (e.g. ``"payouts.tasks.*"``) to ``queue``; or, given ``queues`` (a project queue name → a
     test queue name), by the project's own routes, every queue renamed by ``queues``."""
+    broker_config: dict[str, Any] = (
+        AMQP_CONFIG
+        if broker_is_amqp(broker_url)
+        else {"broker_transport_options": {"visibility_timeout": visibility_timeout}}
+    )
     previous = (
         celery_app.conf.broker_url,
-        celery_app.conf.broker_transport_options,
+        {key: celery_app.conf.get(key) for key in broker_config},
         celery_app.conf.task_routes,
         celery_app.conf.task_default_queue,
     )
     celery_app.conf.broker_url = broker_url
-    celery_app.conf.broker_transport_options = {"visibility_timeout": visibility_timeout}
+    celery_app.conf.update(broker_config)
     if queues is not None:
         routes = getattr(settings, "CELERY_TASK_ROUTES", None) or {}
         celery_app.conf.task_routes = {
@@ -149,19 +235,23 @@ def celery_publishing_to(
         assert queue is not None, "a queue, or a mapping of the project's queues"
         celery_app.conf.task_routes = {pattern: {"queue": queue} for pattern in task_patterns}
         used = [queue]
+        if broker_is_amqp(broker_url):
+            celery_app.conf.task_default_queue = unrouted_queue(queue)
+            used.append(unrouted_queue(queue))
     celery_client_reset()
     try:
         yield
     finally:
         (
             celery_app.conf.broker_url,
-            celery_app.conf.broker_transport_options,
+            previous_broker_config,
             celery_app.conf.task_routes,
             celery_app.conf.task_default_queue,
         ) = previous
+        celery_app.conf.update(previous_broker_config)
         celery_client_reset()
         for name in used:
-            redis_queue_remove(broker_url, name)
+            broker_queue_remove(broker_url, name)
 
 
 # --- Other processes: workers (and the fault tests' web servers) ------------------------------
@@ -247,7 +337,9 @@ def process_start(name: str, command: list[str], *, env: dict[str, str], log_dir
 def celery_worker_start(name: str, *, queue: str, env: dict[str, str], log_dir: Path) -> Process:
     """A worker (solo pool, no mingle/gossip/heartbeat) consuming ``queue``, named
     ``<name>-<random>@<host>``, returned once its log says it is ready (stopped if it never
-    does)."""
+    does). On RabbitMQ its own publishes go to ``queue`` (``amqp_worker_env``) unless ``env``
+    names its queues."""
+    env = {**amqp_worker_env(env.get("CELERY_BROKER_URL", ""), queue), **env}
     process = process_start(
         name,
         [
@@ -301,10 +393,10 @@ def celery_worker_running(
     extra_env: dict[str, str] | None = None,
     name: str = "worker",
 ) -> Iterator[Process]:
-    """A ready worker on Redis (``broker_url``) consuming a queue of its own against the test
-    database, while this process publishes the tasks matching ``task_patterns`` to that queue.
-    Its log is ``tmp_path / f"{name}.log"``. Stopped, and the queue removed, afterwards."""
-    redis_require(broker_url, unavailable=unavailable)
+    """A ready worker on Redis or RabbitMQ (``broker_url``) consuming a queue of its own against
+    the test database, while this process publishes the tasks matching ``task_patterns`` to that
+    queue. Its log is ``tmp_path / f"{name}.log"``. Stopped, and the queue removed, afterwards."""
+    broker_require(broker_url, unavailable=unavailable)
     queue = unique_queue(queue_prefix)
     with celery_publishing_to(broker_url, queue=queue, task_patterns=task_patterns):
         worker = celery_worker_start(
@@ -357,7 +449,7 @@ def procfile_workers_running(
     to those queues meanwhile. A line without ``-Q`` consumes the default queue. Each is named
     ``<name>-<random>@<host>`` and runs without mingle, gossip or heartbeat; logs are
     ``tmp_path / "<name>.log"``. Yields name → process; all stopped afterwards."""
-    redis_require(broker_url, unavailable=unavailable)
+    broker_require(broker_url, unavailable=unavailable)
     project = project_queues()
     queues = {name: unique_queue(f"procfile-{name}") for name in project}
     env = worker_environment(

@@ -85,6 +85,13 @@ def _clear_cache() -> None:
     dispatch_wake.reset()
 
 
+@pytest.fixture(params=["redis", "rabbitmq"])
+def celery_broker(request: pytest.FixtureRequest) -> str:
+    """The broker an end-to-end queue test runs on: each such test runs once on Redis and once
+    on RabbitMQ (``tests.celery_worker.BROKERS``, ``broker_url_for``)."""
+    return str(request.param)
+
+
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()

@@ -299,6 +299,22 @@ def _ledger_write(
     return entry
 
 
+def _reserve_entry_build(
+    wallet: Wallet, *, amount: Decimal, reference: str, payout_id: int | None
+) -> tuple[LedgerEntry, bool]:
+    """A reservation's ``payout_reserve`` entry (``_ledger_entry_build``): ``amount`` moves from
+    available to reserved."""
+    return _ledger_entry_build(
+        wallet=wallet,
+        entry_type=LedgerEntryType.PAYOUT_RESERVE,
+        amount=amount,
+        available_delta=-amount,
+        reserved_delta=amount,
+        reference=reference,
+        payout_id=payout_id,
+    )
+
+
 @functools.cache
 def _wallet_reserve_statement() -> str:
     """The ``UPDATE … RETURNING`` of :func:`wallet_reserve_if_covered`, built once from the
@@ -366,14 +382,8 @@ def wallet_reserve_if_covered(
     wallet.available_balance += amount
     wallet.reserved_balance -= amount
     alerted_before = wallet.low_balance_alerted
-    entry, crossed_below = _ledger_entry_build(
-        wallet=wallet,
-        entry_type=LedgerEntryType.PAYOUT_RESERVE,
-        amount=amount,
-        available_delta=-amount,
-        reserved_delta=amount,
-        reference=reference,
-        payout_id=payout_id,
+    entry, crossed_below = _reserve_entry_build(
+        wallet, amount=amount, reference=reference, payout_id=payout_id
     )
     if wallet.low_balance_alerted != alerted_before:
         wallet.save(update_fields=["low_balance_alerted"])
@@ -416,14 +426,8 @@ def wallet_reserve_each(
         if wallet.available_balance < amount:
             answers.append(None)
             continue
-        entry, crossed_below = _ledger_entry_build(
-            wallet=wallet,
-            entry_type=LedgerEntryType.PAYOUT_RESERVE,
-            amount=amount,
-            available_delta=-amount,
-            reserved_delta=amount,
-            reference=reservation.reference,
-            payout_id=reservation.payout_id,
+        entry, crossed_below = _reserve_entry_build(
+            wallet, amount=amount, reference=reservation.reference, payout_id=reservation.payout_id
         )
         answers.append(entry)
         if crossed_below:

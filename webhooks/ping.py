@@ -9,7 +9,7 @@ event list and has no delivery or attempt rows (its id is fresh for every ping).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from django.utils import timezone
@@ -18,26 +18,21 @@ from core.exceptions import ConflictError
 from merchants.models import Merchant, WebhookSettings
 from webhooks.deliveries import webhook_headers
 from webhooks.events import event_body_serialize, event_id_generate
-from webhooks.posting import webhook_post
+from webhooks.posting import PostResult, webhook_post
 from webhooks.signing import SigningSecrets
 
 PING_EVENT_TYPE = "ping"
 PING_MESSAGE = "A test ping from your webhook settings: no money moved."
 
 
-@dataclass(frozen=True)
-class PingResult:
-    """What one ping did: ``sent`` is False when the URL was refused before any connection
-    (the SSRF check at send time); ``status_code`` is None without an answer."""
+@dataclass(frozen=True, kw_only=True)
+class PingResult(PostResult):
+    """What one ping did, as any post's result (``sent`` is False when the URL was refused
+    before any connection, by the SSRF check at send time; ``status_code`` is None without an
+    answer), with the ping's id and the URL it went to."""
 
     event_id: str
     url: str
-    sent: bool
-    status_code: int | None
-    succeeded: bool
-    latency_ms: int | None
-    error: str
-    response_excerpt: str
 
 
 def webhook_ping_send(*, merchant: Merchant, mode: str, now: datetime | None = None) -> PingResult:
@@ -66,13 +61,4 @@ def webhook_ping_send(*, merchant: Merchant, mode: str, now: datetime | None = N
         sent_at=now,
     )
     result = webhook_post(url=hooks.url, body=body, headers=headers)
-    return PingResult(
-        event_id=event_id,
-        url=hooks.url,
-        sent=result.sent,
-        status_code=result.status_code,
-        succeeded=result.succeeded,
-        latency_ms=result.latency_ms,
-        error=result.error,
-        response_excerpt=result.response_excerpt,
-    )
+    return PingResult(event_id=event_id, url=hooks.url, **asdict(result))

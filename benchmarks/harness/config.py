@@ -15,6 +15,8 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
+from benchmarks.harness.broker import broker_env
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH_DIR = ROOT / "benchmarks"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -103,7 +105,7 @@ class Config:
             "DEBUG": "0",
             "SECRET_KEY": self.secret_key,
             "DATABASE_URL": self.database_url(),
-            "CELERY_BROKER_URL": self.redis_url,
+            **broker_env(self),  # BENCH_BROKER: Redis, or RabbitMQ with queues of the run's
             "CACHE_URL": self.redis_url,
             "THROTTLE_RATE_READ": high,
             "THROTTLE_RATE_WRITE": high,

@@ -12,16 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.config import PYTHON, RESULTS_DIR, ROOT, WORK, Config, log, run
-from benchmarks.harness.database import connect, drop_database, recreate_database
+from benchmarks.harness.database import drop_database, recreate_database
 
 FROZEN_CREATE_SCRIPT = RESULTS_DIR / "create-frozen.pgbench"
-# Columns added (NOT NULL, no database default) after the frozen script was captured: on the
-# pgbench copy only, the value the ORM writes for a plain create becomes their default, so the
-# frozen INSERT runs unchanged.
-FROZEN_SCRIPT_DEFAULTS = (
-    "ALTER TABLE payouts_payout ALTER COLUMN fraud_nip_code SET DEFAULT ''",
-    "ALTER TABLE payouts_payout ALTER COLUMN approval_status SET DEFAULT 'not_required'",
-)
 SALT_MARKER = "__SALT__"
 
 
@@ -72,10 +65,20 @@ def capture_and_pgbench(cfg: Config, results: dict[str, Any]) -> None:
     shutil.copy(script, RESULTS_DIR / "create.pgbench")
     log(f"copying {cfg.database} to {cfg.pgbench_database} for pgbench")
     recreate_database(cfg, cfg.pgbench_database, template=cfg.database)
-    with connect(cfg, cfg.pgbench_database) as conn:
-        for statement in FROZEN_SCRIPT_DEFAULTS:
-            conn.execute(statement)
     try:
+        # Columns added since the frozen SQL was captured get their model defaults on the copy.
+        run(
+            [
+                PYTHON,
+                "-m",
+                "benchmarks.frozen_defaults",
+                "--database",
+                cfg.pgbench_database,
+                "--script",
+                str(FROZEN_CREATE_SCRIPT),
+            ],
+            env={**cfg.service_env("benchmarks.bench_settings"), "LOG_LEVEL": "WARNING"},
+        )
         results["runs"]["pgbench_create"] = pgbench(cfg, frozen_create_script(cfg), "frozen")
         results["runs"]["pgbench_create_current"] = pgbench(cfg, script, "current")
     finally:

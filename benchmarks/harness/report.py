@@ -58,6 +58,16 @@ def versions(cfg: Config) -> dict[str, str]:
     return out
 
 
+def _broker(conf: dict[str, Any]) -> str:
+    """``Celery broker …; `` for a run that recorded its broker (BENCH_BROKER), else nothing."""
+    broker = conf.get("broker")
+    if not broker:
+        return ""
+    if broker["kind"] == "rabbitmq":
+        return f"Celery broker RabbitMQ {broker.get('version', '?')} ({broker.get('queues')}); "
+    return "Celery broker Redis; "
+
+
 def markdown(results: dict[str, Any]) -> str:
     m = results["metrics"]
     runs = results["runs"]
@@ -68,7 +78,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Run {results['finished_at']} on {mach['cores']} cores ({mach['cpu']}), "
         f"{mach['memory_gb']} GB RAM, {results['versions'].get('postgresql', '?')} PostgreSQL, "
-        f"Redis {results['versions'].get('redis', '?')}; load average at start "
+        f"Redis {results['versions'].get('redis', '?')}; {_broker(conf)}load average at start "
         f"{mach['load_average_at_start']}. gunicorn {conf['web_concurrency']} "
         f"{conf.get('worker_class', 'sync')} workers × {conf.get('worker_threads', 1)} thread, "
         f"Celery {conf['celery_concurrency']} prefork processes, wrk {conf['threads']} threads × "

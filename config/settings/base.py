@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 
+from config.celery_broker import amqp_celery_config, broker_is_amqp
 from config.env import BASE_DIR, VAR_DIR, env
 from core.api.schema_components import API_TAGS, SCHEMA_COMPONENTS
 from core.crypto import development_key
@@ -179,6 +180,26 @@ else:
         CELERY_BROKER_TRANSPORT_OPTIONS["socket_timeout"] = env.float(
             "CELERY_BROKER_SOCKET_TIMEOUT", default=2.0
         )
+    elif broker_is_amqp(CELERY_BROKER_URL):
+        # RabbitMQ: quorum queues, publisher confirms, bounded connects and publishes, delays
+        # kept by the broker (config/celery_broker.py says why each).
+        _amqp = amqp_celery_config(
+            connect_timeout=env.float("CELERY_BROKER_CONNECT_TIMEOUT", default=1.0),
+            publish_timeout=env.float("CELERY_BROKER_PUBLISH_TIMEOUT", default=2.0),
+        )
+        CELERY_TASK_DEFAULT_QUEUE_TYPE = _amqp["task_default_queue_type"]
+        CELERY_TASK_CREATE_MISSING_QUEUE_TYPE = _amqp["task_create_missing_queue_type"]
+        CELERY_TASK_DEFAULT_EXCHANGE_TYPE = _amqp["task_default_exchange_type"]
+        CELERY_TASK_CREATE_MISSING_QUEUE_EXCHANGE_TYPE = _amqp[
+            "task_create_missing_queue_exchange_type"
+        ]
+        CELERY_WORKER_DETECT_QUORUM_QUEUES = _amqp["worker_detect_quorum_queues"]
+        CELERY_BROKER_NATIVE_DELAYED_DELIVERY_QUEUE_TYPE = _amqp[
+            "broker_native_delayed_delivery_queue_type"
+        ]
+        CELERY_BROKER_CONNECTION_TIMEOUT = _amqp["broker_connection_timeout"]
+        CELERY_BROKER_TRANSPORT_OPTIONS = _amqp["broker_transport_options"]
+        CELERY_BROKER_PUBLISH_TIMEOUT = _amqp["broker_publish_timeout"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's Django fixup would close the database connections around every task; with this set it

@@ -13,6 +13,9 @@ from core.exceptions import ApplicationError
 from merchants.models import Mode
 from merchants.scopes import Scope
 
+# What a test helper that refuses a live key with 403 (rather than 404) answers it.
+TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
+
 
 class TestHelperApi(MerchantApi):
     """A test helper: a POST needing ``test_helpers:write``, listed under Test helpers. Its

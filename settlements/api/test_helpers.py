@@ -9,12 +9,11 @@ from rest_framework.request import Request
 
 from core.api.fields import MoneyField
 from core.api.responses import EnvelopeResponse, response_example
-from merchants.api.test_helpers import TestHelperApi
+from merchants.api.test_helpers import TEST_KEYS_ONLY_MESSAGE, TestHelperApi
 from merchants.models import Mode
 from settlements.models import Settlement
 from settlements.services import settlement_run
 
-TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
 SETTLED_MESSAGE = "Settlement run completed"
 NOTHING_DUE_MESSAGE = "Nothing to settle"
 

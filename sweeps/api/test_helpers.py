@@ -9,12 +9,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
 from core.api.responses import EnvelopeResponse, response_example
-from merchants.api.test_helpers import TestHelperApi
+from merchants.api.test_helpers import TEST_KEYS_ONLY_MESSAGE, TestHelperApi
 from sweeps.api.examples import SETTINGS_EXAMPLE
 from sweeps.api.serializers import SweepSettingsOutputSerializer
 from sweeps.services import settlement_account_cooling_off_end
 
-TEST_KEYS_ONLY_MESSAGE = "Test helpers work only with a test secret key"
 ACTIVATED_MESSAGE = "Test settlement account in effect"
 
 

@@ -37,15 +37,17 @@ def celery_worker_running(
     *,
     unavailable: Callable[[str], None],
     extra_env: dict[str, str] | None = None,
+    broker: str = "redis",
 ) -> Iterator[subprocess.Popen]:
-    """A real Celery worker process on Redis (``TEST_REDIS_URL``, default db 13) consuming a
+    """A real Celery worker process on Redis (``TEST_REDIS_URL``, default db 13) or, given
+    ``broker="rabbitmq"``, on RabbitMQ (``tests.celery_worker.broker_url_for``) consuming a
     queue of its own, against the test database, with private callback URLs allowed. This
     process publishes the collection tasks to that queue meanwhile. ``unavailable(reason)`` is
-    called (to skip or fail) when Redis or PostgreSQL is missing. The process's log is
+    called (to skip or fail) when the broker or PostgreSQL is missing. The process's log is
     ``log_path`` (``tmp_path / "worker.log"``)."""
     with celery_worker.celery_worker_running(
         tmp_path,
-        broker_url=REDIS_URL,
+        broker_url=celery_worker.broker_url_for(broker, redis_url=REDIS_URL),
         queue_prefix="collections-e2e",
         task_patterns=["collections_app.tasks.*", "webhooks.tasks.*"],
         unavailable=unavailable,

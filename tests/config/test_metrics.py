@@ -262,6 +262,53 @@ def test_queue_length_reads_redis_lists() -> None:
     assert value(found, "celery_queue_length", queue=queue) == 3
 
 
+def test_queue_length_reads_rabbitmq_queues(settings) -> None:
+    from kombu import Connection, Exchange, Queue
+
+    from config.celery_app import app
+    from tests.celery_worker import (
+        RABBITMQ_URL,
+        rabbitmq_queue_remove,
+        rabbitmq_require,
+        unavailable_for,
+        unique_queue,
+    )
+
+    rabbitmq_require(RABBITMQ_URL, unavailable=unavailable_for("the RabbitMQ queue length test"))
+    queue, never_declared = unique_queue("metrics"), unique_queue("metrics-none")
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    settings.CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": never_declared}}
+    previous = app.conf.broker_url
+    try:
+        with Connection(RABBITMQ_URL, connect_timeout=2) as connection:
+            declared = Queue(
+                queue, Exchange(queue, "topic"), queue, queue_arguments={"x-queue-type": "quorum"}
+            )
+            producer = connection.Producer()
+            for body in ("a", "b", "c"):
+                producer.publish(
+                    body, exchange=declared.exchange, routing_key=queue, declare=[declared]
+                )
+        app.conf.broker_url = RABBITMQ_URL
+        found = wait_for_scrape(lambda found: value(found, "celery_queue_length", queue=queue) == 3)
+    finally:
+        app.conf.broker_url = previous
+        rabbitmq_queue_remove(RABBITMQ_URL, queue)
+    assert value(found, "celery_queue_length", queue=queue) == 3
+    assert value(found, "celery_queue_length", queue=never_declared) == 0
+
+
+def wait_for_scrape(done: Callable[[Samples], bool], timeout: float = 5.0) -> Samples:
+    """The scrape once ``done`` holds (a quorum queue counts a published message a moment
+    after the publish returns), or the last one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = samples(scrape()[1])
+        if done(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
 # --- Access ---------------------------------------------------------------------------------
 
 

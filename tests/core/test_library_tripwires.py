@@ -24,6 +24,7 @@ CHECKED_AGAINST = {
     "uvicorn": "0.54.0",
     "a2wsgi": "1.10.10",
     "hypothesis": "6.170.15",
+    "djangorestframework": "3.18.3",
 }
 
 
@@ -52,10 +53,20 @@ def _pin_check(distribution: str, relies: str) -> None:
             "atomic blocks marked `_from_testcase`), core/cache.py (RedisCacheClient's "
             "_get_connection_pool_index/_get_connection_pool/_client, RedisCache's "
             "_class/_cache), core/db.py ModelRow (get_col and the backend's and fields' "
-            "converters, Model.from_db) and merchants/admin.py (a service-created row marked "
-            "saved through `_state`)",
+            "converters, Model.from_db; row_insert: Model._prepare_related_fields_for_save, "
+            "Field.pre_save/get_db_prep_save and the INSERT's column order) and "
+            "merchants/admin.py (a service-created row marked saved through `_state`)",
         ),
-        ("redis", "core/cache.py (one redis.Redis client per pool, pipelines, SET NX PX)"),
+        (
+            "djangorestframework",
+            "core/api/fields.py InputSerializer (Serializer.get_fields replaced: the declared "
+            "fields copied with copy.copy instead of Field.__deepcopy__, the `_validators`, "
+            "`error_messages` and `style` containers copied per serializer)",
+        ),
+        (
+            "redis",
+            "core/cache.py (one redis.Redis client per pool, pipelines, SET NX PX and PTTL)",
+        ),
         (
             "urllib3",
             "webhooks/posting.py (HTTPConnection._new_conn overridden and the pools' "

@@ -1,10 +1,12 @@
-"""Fault injection with real processes: a Celery worker, gunicorn, Redis, PostgreSQL, and a
-small Paystack-like HTTP server standing in for the third-party provider.
+"""Fault injection with real processes: a Celery worker, gunicorn, Redis, RabbitMQ, PostgreSQL,
+and a small Paystack-like HTTP server standing in for the third-party provider.
 
 Redis: ``FAULTS_REDIS_URL`` (default ``redis://127.0.0.1:6379/11``) for the broker of worker
-tests and ``FAULTS_REDIS_URL_2`` (default ``…/12``) for the broker that "comes back". Each test
-uses its own queue names and removes its keys. Skipped only when Redis is missing, never under
-``REQUIRE_POSTGRES=1`` (CI), where that fails instead.
+tests and ``FAULTS_REDIS_URL_2`` (default ``…/12``) for the broker that "comes back". The tests
+that take the ``broker`` fixture run on Redis and again on RabbitMQ (``TEST_RABBITMQ_URL``,
+``tests.celery_worker``). Each test uses its own queue names and removes its keys or queues.
+Skipped only when a broker is missing, never under ``REQUIRE_POSTGRES=1`` (CI), where that
+fails instead (RabbitMQ also under ``CI=true``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from merchants.models import Mode
 from merchants.services import MerchantCreated
 from tests.celery_worker import (
     Process,
+    broker_require,
+    broker_url_for,
     celery_publishing_to,
     celery_worker_start,
     process_start,
@@ -219,10 +223,18 @@ def fake_paystack() -> Iterator[FakePaystack]:
 # --- Brokers and processes ----------------------------------------------------------------------
 
 
+# Redis hands a task a killed worker held to another after this visibility timeout (short here).
+FAULTS_VISIBILITY_TIMEOUT = 3
+
+
 @dataclass
 class Broker:
+    kind: str
     url: str
     queue: str
+    # Seconds until a task a killed worker held is delivered again: RabbitMQ requeues it as the
+    # worker's connection closes; Redis after the visibility timeout.
+    redelivered_after: float
 
 
 def redis_ready(url: str) -> None:
@@ -230,18 +242,25 @@ def redis_ready(url: str) -> None:
 
 
 @pytest.fixture
-def broker() -> Iterator[Broker]:
-    """This process publishes to a Redis broker, on a queue of its own; the short visibility
-    timeout lets Redis hand a task a killed worker held to the next worker within seconds."""
-    redis_ready(REDIS_URL)
+def broker(celery_broker: str) -> Iterator[Broker]:
+    """This process publishes to the broker (Redis, then RabbitMQ: ``celery_broker``), on a
+    queue of its own. A task a killed worker held goes back to the queue: on RabbitMQ as its
+    connection closes, on Redis once the short visibility timeout here has passed."""
+    url = broker_url_for(celery_broker, redis_url=REDIS_URL)
+    broker_require(url, unavailable=unavailable)
     queue = unique_queue("faults")
     with celery_publishing_to(
-        REDIS_URL,
+        url,
         queue=queue,
         task_patterns=["payouts.tasks.*", "collections_app.tasks.*", "webhooks.tasks.*"],
-        visibility_timeout=3,
+        visibility_timeout=FAULTS_VISIBILITY_TIMEOUT,
     ):
-        yield Broker(url=REDIS_URL, queue=queue)
+        yield Broker(
+            kind=celery_broker,
+            url=url,
+            queue=queue,
+            redelivered_after=0 if celery_broker == "rabbitmq" else FAULTS_VISIBILITY_TIMEOUT,
+        )
 
 
 @dataclass

@@ -1,20 +1,27 @@
-"""The broker is down when a payout is created.
+"""The broker is down when a payout is created, on Redis and on RabbitMQ.
 
-A real gunicorn process whose CELERY_BROKER_URL points at a closed port accepts the payout: the
-funds are reserved and the payout stays ``reserved`` (the enqueue failure is logged, never
-returned to the merchant). Once a broker is back, ``dispatch_stuck --enqueue`` (what beat runs)
-hands it to a worker, which dispatches it once.
+Redis: a real gunicorn process whose CELERY_BROKER_URL points at a closed port accepts the
+payout: the funds are reserved and the payout stays ``reserved`` (the enqueue failure is logged,
+never returned to the merchant). Once a broker is back, ``dispatch_stuck --enqueue`` (what beat
+runs) hands it to a worker, which dispatches it once.
+
+RabbitMQ: the same, through a proxy of the test's own (``tests.faults.tcp_proxy``: the shared
+RabbitMQ is not the test's to restart). The proxy is cut under a running gunicorn that has
+published through it, as a restart of RabbitMQ would; the next create is accepted and its
+enqueue failure logged; the proxy is restored, and the sweeper and a worker dispatch it once.
 """
 
 from __future__ import annotations
 
 import time
 from decimal import Decimal
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
 
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
+from tests.celery_worker import RABBITMQ_URL, broker_queue_remove, rabbitmq_require, unique_queue
 from tests.faults.conftest import (
     PAYOUTS_PATH,
     REDIS_URL_2,
@@ -27,6 +34,7 @@ from tests.faults.conftest import (
     unavailable,
     wait_for,
 )
+from tests.faults.tcp_proxy import tcp_proxy
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_totals
 
@@ -111,6 +119,87 @@ def test_create_succeeds_with_the_broker_down_and_dispatch_stuck_sends_it_later(
             payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_DEBIT
         ).count()
         == 1
+    )
+    wallet.refresh_from_db()
+    assert wallet.reserved_balance == Decimal("0.00")
+    assert wallet_totals(wallet=wallet).balanced
+
+
+def _rabbitmq_through(port: int) -> str:
+    """``RABBITMQ_URL`` with its host and port replaced by the proxy's."""
+    url = urlsplit(RABBITMQ_URL)
+    credentials = url.netloc.rpartition("@")[0]
+    netloc = f"{credentials}@127.0.0.1:{port}" if credentials else f"127.0.0.1:{port}"
+    return urlunsplit(url._replace(netloc=netloc))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_rabbitmq_cut_under_a_running_service_a_create_is_accepted_and_sent_once_it_is_back(
+    merchant_account, processes: Processes
+) -> None:
+    rabbitmq_require(RABBITMQ_URL, unavailable=unavailable)
+    upstream = urlsplit(RABBITMQ_URL)
+    queue = unique_queue("broker-down")
+    with tcp_proxy((upstream.hostname or "127.0.0.1", upstream.port or 5672)) as proxy:
+        env = {
+            "CELERY_BROKER_URL": _rabbitmq_through(proxy.port),
+            "CELERY_DEFAULT_QUEUE": queue,
+            "WEBHOOK_QUEUE": queue,
+        }
+        try:
+            web, base_url = processes.web("web-rabbitmq-cut", **env)
+            wallet = funded_wallet(merchant_account, TEST_MODE, "10000.00")
+            key = merchant_account.test_key.plaintext
+            status, before = http_json(
+                "POST", f"{base_url}{PAYOUTS_PATH}", key=key, body=payout_body("rabbitmq-up-1")
+            )
+            assert status == 202, before
+            assert "could not enqueue" not in web.output()
+
+            proxy.cut()  # what a restart does to the service's connections
+            started = time.monotonic()
+            status, body = http_json(
+                "POST", f"{base_url}{PAYOUTS_PATH}", key=key, body=payout_body("rabbitmq-cut-1")
+            )
+            elapsed = time.monotonic() - started
+
+            assert status == 202, body
+            assert elapsed < CREATE_BUDGET_SECONDS
+            assert proxy.refused >= 1
+            payout = Payout.objects.get(pk=body["data"]["payout"]["id"])
+            assert payout.status == PayoutStatus.RESERVED
+            wait_for(
+                lambda: "could not enqueue a dispatch round" in web.output(),
+                timeout=10,
+                what=f"the enqueue failure in the web log:\n{web.output()[-3000:]}",
+            )
+            time.sleep(0.5)
+            assert Payout.objects.get(pk=payout.pk).status == PayoutStatus.RESERVED
+
+            proxy.restore()  # RabbitMQ is back: beat's sweeper queues it for a worker
+            worker = processes.worker("worker-back", queue=queue, **env)
+            swept = processes.manage("dispatch_stuck", "--older-than", "0", "--enqueue", **env)
+            assert swept.returncode == 0, swept.stderr
+            settled = wait_for(
+                lambda: Payout.objects.filter(pk=payout.pk, status=PayoutStatus.SUCCESSFUL).first(),
+                timeout=45,
+                what=f"the swept dispatch; worker log:\n{worker.output()[-3000:]}",
+            )
+        finally:
+            processes.stop_all()
+            broker_queue_remove(RABBITMQ_URL, queue)
+    assert settled.dispatch_attempts == 1
+    assert SandboxTransfer.objects.get(reference=payout.internal_reference).initiate_count == 1
+    assert (
+        LedgerEntry.objects.filter(
+            payout_id=payout.pk, entry_type=LedgerEntryType.PAYOUT_DEBIT
+        ).count()
+        == 1
+    )
+    wait_for(
+        lambda: Payout.objects.filter(status=PayoutStatus.SUCCESSFUL).count() == 2,
+        timeout=15,
+        what="the payout created before the cut",
     )
     wallet.refresh_from_db()
     assert wallet.reserved_balance == Decimal("0.00")

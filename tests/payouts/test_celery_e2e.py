@@ -1,8 +1,9 @@
-"""End to end on a real Celery worker process and Redis (not eager mode): a payout created
-through the API goes from ``reserved`` to ``successful`` in the worker.
+"""End to end on a real Celery worker process, on Redis and on RabbitMQ (not eager mode): a
+payout created through the API goes from ``reserved`` to ``successful`` in the worker.
 
-Redis: ``TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/14``). Skipped only when Redis
-does not answer, and never under ``REQUIRE_POSTGRES=1`` (CI), where it fails instead.
+Redis: ``TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/14``); RabbitMQ:
+``TEST_RABBITMQ_URL``. Skipped only when the broker does not answer, and never under
+``REQUIRE_POSTGRES=1`` (CI), where it fails instead (RabbitMQ also under ``CI=true``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ import pytest
 
 from merchants.models import Mode
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
-from tests.celery_worker import Process, celery_worker_running, unavailable_for
+from tests.celery_worker import (
+    Process,
+    broker_url_for,
+    celery_worker_running,
+    unavailable_for,
+)
 from tests.payouts.helpers import PAYOUTS_URL, assert_wallet_balanced, fund_wallet
 from wallets.models import LedgerEntry, LedgerEntryType
 from wallets.selectors import wallet_get
@@ -29,12 +35,12 @@ WORKER_WAIT_SECONDS = 60
 
 
 @pytest.fixture
-def celery_worker(tmp_path: Path) -> Iterator[Process]:
-    """A worker on Redis consuming a queue of its own, to which this process publishes the
-    payout tasks meanwhile."""
+def celery_worker(tmp_path: Path, celery_broker: str) -> Iterator[Process]:
+    """A worker on Redis or RabbitMQ consuming a queue of its own, to which this process
+    publishes the payout tasks meanwhile."""
     with celery_worker_running(
         tmp_path,
-        broker_url=REDIS_URL,
+        broker_url=broker_url_for(celery_broker, redis_url=REDIS_URL),
         queue_prefix="payouts-e2e",
         task_patterns=["payouts.tasks.*"],
         unavailable=unavailable_for("end-to-end Celery test"),

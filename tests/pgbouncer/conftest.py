@@ -51,7 +51,7 @@ class PgBouncerServer:
         return next(row for row in self.show(what) if row["database"] == self.database)
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"PgBouncer must run under CI: {reason}")
     pytest.skip(reason)
@@ -76,7 +76,7 @@ def pgbouncer_server(django_db_setup: None) -> Iterator[PgBouncerServer]:
         url = pgbouncer.start(directory, upstream=upstream, pool_size=pool_size)
     except pgbouncer.PgBouncerError as error:
         shutil.rmtree(directory, ignore_errors=True)
-        _unavailable(str(error))
+        unavailable(str(error))
     port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
     yield PgBouncerServer(port=port, database=upstream.database, pool_size=pool_size)
     pgbouncer.stop(directory)

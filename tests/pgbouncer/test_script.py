@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scripts import pgbouncer
+from tests.pgbouncer.conftest import unavailable
 
 
 def test_the_upstream_is_read_from_a_tcp_url() -> None:
@@ -59,3 +60,15 @@ def test_without_root_it_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -
 
     with pytest.raises(pgbouncer.PgBouncerError, match="apt-get install pgbouncer"):
         pgbouncer.install()
+
+
+def test_a_pgbouncer_that_cannot_run_skips_its_tests_but_fails_them_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must run under CI"):
+        unavailable("not installed")
+
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception, match="not installed"):
+        unavailable("not installed")

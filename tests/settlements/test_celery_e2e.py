@@ -1,10 +1,11 @@
-"""End to end on a real Celery worker process and Redis: the test helper settles a paid
-collection with a split, the share payout task queued on commit runs in the worker and creates
-the payout; dispatched, it ends ``successful`` and the platform ledger moves the share from
-owed to paid.
+"""End to end on a real Celery worker process, on Redis and on RabbitMQ: the test helper settles a
+paid collection with a split, the share payout task queued on commit runs in the worker and creates
+the payout; dispatched, it ends ``successful`` and the platform ledger moves the share from owed to
+paid.
 
-Redis: ``TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/14``). Skipped only when Redis does
-not answer, and never under ``REQUIRE_POSTGRES=1`` (CI), where it fails instead.
+Redis: ``TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/14``); RabbitMQ: ``TEST_RABBITMQ_URL``.
+Skipped only when the broker does not answer, and never under ``REQUIRE_POSTGRES=1`` (CI), where it
+fails instead (RabbitMQ also under ``CI=true``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from payouts.models import PayoutStatus
 from payouts.services import payouts_dispatch_round
 from settlements.models import PlatformAccount, SettlementShare
 from settlements.platform_ledger import platform_balances
-from tests.celery_worker import Process, celery_worker_running, unavailable_for
+from tests.celery_worker import (
+    Process,
+    broker_url_for,
+    celery_worker_running,
+    unavailable_for,
+)
 from tests.settlements.helpers import paid_collection, subaccount_for, wallet_of
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.slow]
@@ -32,10 +38,10 @@ WORKER_WAIT_SECONDS = 60
 
 
 @pytest.fixture
-def celery_worker(tmp_path: Path) -> Iterator[Process]:
+def celery_worker(tmp_path: Path, celery_broker: str) -> Iterator[Process]:
     with celery_worker_running(
         tmp_path,
-        broker_url=REDIS_URL,
+        broker_url=broker_url_for(celery_broker, redis_url=REDIS_URL),
         queue_prefix="settlements-e2e",
         task_patterns=["settlements.tasks.*", "payouts.tasks.*"],
         unavailable=unavailable_for("end-to-end settlement test"),

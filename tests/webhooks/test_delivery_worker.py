@@ -1,10 +1,11 @@
-"""End to end on a real Celery worker process and Redis: a receiver that answers 503 and then
-times out gets the event again from the worker's own retries, with the same id and bytes, until
-it answers 200.
+"""End to end on a real Celery worker process, on Redis and on RabbitMQ: a receiver that answers 503
+and then times out gets the event again from the worker's own retries, with the same id and bytes,
+until it answers 200.
 
 The worker runs with a 1-second retry schedule and no jitter (``WEBHOOK_RETRY_DELAYS_SECONDS``,
-``WEBHOOK_RETRY_JITTER``) so the test takes seconds, not minutes. Skipped only when Redis does
-not answer, and never under ``REQUIRE_POSTGRES=1`` (CI), where it fails instead.
+``WEBHOOK_RETRY_JITTER``) so the test takes seconds, not minutes; on RabbitMQ each retry's
+one-second countdown is kept by the broker. Skipped only when the broker does not answer, and never
+under ``REQUIRE_POSTGRES=1`` (CI), where it fails instead.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ def _unavailable(reason: str) -> None:
 
 
 @pytest.fixture
-def worker(tmp_path: Path) -> Iterator:
+def worker(tmp_path: Path, celery_broker: str) -> Iterator:
     extra_env = {
         "WEBHOOK_RETRY_DELAYS_SECONDS": "1",
         "WEBHOOK_RETRY_JITTER": "0",
         "WEBHOOK_READ_TIMEOUT_SECONDS": "0.5",
     }
-    with celery_worker_running(tmp_path, unavailable=_unavailable, extra_env=extra_env) as proc:
+    with celery_worker_running(
+        tmp_path, unavailable=_unavailable, extra_env=extra_env, broker=celery_broker
+    ) as proc:
         yield proc
 
 

@@ -1,12 +1,13 @@
-"""End to end with the Procfile's own Celery workers (real processes, their pools and
-concurrency as written) on Redis: one merchant's slow webhook receiver never delays another
+"""End to end with the Procfile's own Celery workers (real processes, their pools and concurrency as
+written) on Redis and on RabbitMQ: one merchant's slow webhook receiver never delays another
 merchant's payout, and never holds more of the webhook pool than the merchant's cap.
 
-Merchant A's receiver holds every connection: ``drip`` answers ``HTTP/1.1 200 OK`` and then one
-byte every 2 s; ``silent`` reads the request and says nothing. A records six events (the way a
-moved low-balance threshold does), then merchant B creates a payout through the API, which must
-be final within its usual few seconds. Redis: ``TEST_REDIS_URL`` (default db 14); skipped only
-when Redis or PostgreSQL is missing, never under ``REQUIRE_POSTGRES=1`` (CI), where it fails.
+Merchant A's receiver holds every connection: ``drip`` answers ``HTTP/1.1 200 OK`` and then one byte
+every 2 s; ``silent`` reads the request and says nothing. A records six events (the way a moved
+low-balance threshold does), then merchant B creates a payout through the API, which must be final
+within its usual few seconds. Redis: ``TEST_REDIS_URL`` (default db 14); RabbitMQ:
+``TEST_RABBITMQ_URL``; skipped only when the broker or PostgreSQL is missing, never under
+``REQUIRE_POSTGRES=1`` (CI), where it fails.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from django.db import transaction
 from merchants.models import Mode
 from merchants.services import merchant_create, webhook_settings_set
 from payouts.models import FINAL_STATUSES, Payout, PayoutStatus
-from tests.celery_worker import Process, procfile_workers_running, unavailable_for, wait_for
+from tests.celery_worker import (
+    Process,
+    broker_url_for,
+    procfile_workers_running,
+    unavailable_for,
+    wait_for,
+)
 from tests.payouts.helpers import PAYOUTS_URL, fund_wallet
 from tests.webhooks.receivers import SlowReceiver
 from wallets.selectors import wallet_get
@@ -42,10 +49,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture
-def workers(tmp_path: Path) -> Iterator[dict[str, Process]]:
+def workers(tmp_path: Path, celery_broker: str) -> Iterator[dict[str, Process]]:
     with procfile_workers_running(
         tmp_path,
-        broker_url=REDIS_URL,
+        broker_url=broker_url_for(celery_broker, redis_url=REDIS_URL),
         unavailable=unavailable_for("end-to-end worker pool test"),
         extra_env={
             "CALLBACK_URL_ALLOW_PRIVATE": "1",
@@ -59,7 +66,11 @@ def _logs(workers: dict[str, Process]) -> str:
     return "\n".join(f"--- {name}\n{p.output()[-2500:]}" for name, p in workers.items())
 
 
-@pytest.mark.parametrize("behaviour", ["drip", "silent"])
+# The receiver's two behaviours on Redis; on RabbitMQ one of them (the pools are what the broker
+# changes, not the receiver), which keeps the suite's time down.
+@pytest.mark.parametrize(
+    ("behaviour", "celery_broker"), [("drip", "redis"), ("silent", "redis"), ("drip", "rabbitmq")]
+)
 def test_a_slow_webhook_receiver_does_not_delay_another_merchants_payout(
     behaviour: str, workers: dict[str, Process], settings: Any, client_for: Any
 ) -> None:

@@ -457,7 +457,7 @@ class FundingNotificationApi(ProviderWebhookApi):
     )
     def post(self, request: Request) -> EnvelopeResponse:
         raw_body = request.body
-        self._signature_check(request, raw_body)
+        self._verify_signature(request, raw_body)
         request_text_check(request, {})
         payload = json_body_load(raw_body)
         if not isinstance(payload, dict):
@@ -472,7 +472,7 @@ class FundingNotificationApi(ProviderWebhookApi):
         message = "Funding already credited" if result.duplicate else "Funding credited"
         return EnvelopeResponse(FundingOutputSerializer(result).data, message=message)
 
-    def _signature_check(self, request: Request, raw_body: bytes) -> None:
+    def _verify_signature(self, request: Request, raw_body: bytes) -> None:
         secret = settings.FUNDING_WEBHOOK_SECRET
         provided = request.headers.get(settings.FUNDING_WEBHOOK_SIGNATURE_HEADER, "").strip()
         if not secret:
