@@ -172,3 +172,37 @@ def test_redis_settings_give_the_cache_short_socket_timeouts() -> None:
     assert result.stdout.split("\n")[0] == (
         "core.cache.PooledRedisCache {'socket_connect_timeout': 0.25, 'socket_timeout': 0.25}"
     )
+
+
+def test_instances_of_one_cache_share_its_client_and_circuit() -> None:
+    """Django keeps one cache instance per thread and context, and the web server runs each
+    request in a copy of its thread's context, so every request builds an instance: they must
+    share one client (one pool of Redis connections, not a new connection per request) and one
+    circuit (an outage seen by one request is remembered by the next)."""
+    import contextvars
+
+    from django.core.cache import CacheHandler
+
+    settings_ = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"t{uuid.uuid4().hex[:8]}",
+        }
+    }
+    handler = CacheHandler(settings_)
+    per_request = [contextvars.copy_context().run(lambda: handler["default"]) for _ in range(3)]
+    assert len({id(backend) for backend in per_request}) == 3  # one instance per request context
+    assert {id(backend._cache) for backend in per_request} == {id(per_request[0]._cache)}
+    assert {id(backend.circuit) for backend in per_request} == {id(per_request[0].circuit)}
+    other = PooledRedisCache(REDIS_URL, {"KEY_PREFIX": f"o{uuid.uuid4().hex[:8]}"})
+    assert other._cache is not per_request[0]._cache
+
+
+def test_an_outage_seen_by_one_instance_opens_the_circuit_for_the_next() -> None:
+    url = f"redis://127.0.0.1:{_dead_port()}/0"
+    first, second = _cache_at(url), _cache_at(url)
+    with pytest.raises(CacheUnavailable):
+        first.incr("counter")
+    with pytest.raises(CacheUnavailable, match="circuit open"):
+        second.incr("counter")
