@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
+from django.conf import settings
 
 from payouts.models import Payout, PayoutStatus, SandboxTransfer
 from tests.celery_worker import RABBITMQ_URL, broker_queue_remove, rabbitmq_require, unique_queue
@@ -155,6 +156,10 @@ def test_with_rabbitmq_cut_under_a_running_service_a_create_is_accepted_and_sent
             )
             assert status == 202, before
             assert "could not enqueue" not in web.output()
+            # A create publishes a wake only once its process's wake interval has ended (one
+            # round per interval covers every commit inside it): let it end, so that the next
+            # create has to reach the broker.
+            time.sleep(settings.PAYOUT_DISPATCH_WAKE_INTERVAL_MS / 1000 + 0.3)
 
             proxy.cut()  # what a restart does to the service's connections
             started = time.monotonic()
