@@ -21,7 +21,11 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from config.celery_broker import BROKER_DELAY_MIN_SECONDS, broker_is_amqp
+from config.celery_broker import (
+    BROKER_DELAY_MIN_SECONDS,
+    broker_is_amqp,
+    delayed_delivery_routes_ensure,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -35,7 +39,9 @@ class PaymentsCelery(Celery):
     - a countdown under one second is made one second where delays are kept by the broker
       (quorum queues: Celery's native delayed delivery counts whole seconds and refuses a
       shorter one). A task never starts before its countdown; it may start up to a second
-      later than asked, as a payout dispatch round the wake times for its window's end does.
+      later than asked, as a payout dispatch round the wake times for its window's end does;
+    - before a delayed publish, the delay's route to its queue exists
+      (``config.celery_broker.delayed_delivery_routes_ensure``).
     """
 
     def send_task(self, name: str, *args: Any, **options: Any) -> Any:
@@ -45,13 +51,28 @@ class PaymentsCelery(Celery):
                 options.setdefault("timeout", publish_timeout)
                 options.setdefault("confirm_timeout", publish_timeout)
             countdown = options.get("countdown")
-            if (
-                countdown is not None
-                and 0 < countdown < BROKER_DELAY_MIN_SECONDS
-                and self.conf.get("task_default_queue_type") == "quorum"
-            ):
+            delays_in_broker = self.conf.get("task_default_queue_type") == "quorum"
+            short = countdown is not None and 0 < countdown < BROKER_DELAY_MIN_SECONDS
+            if delays_in_broker and short:
                 options["countdown"] = BROKER_DELAY_MIN_SECONDS
+            if delays_in_broker and (options.get("countdown") or options.get("eta")):
+                delayed_delivery_routes_ensure(self, self._routed_queue(name, args, options))
         return super().send_task(name, *args, **options)
+
+    def _routed_queue(self, name: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+        """The queue the router sends task ``name`` to, as ``send_task`` will route it."""
+        destination = {
+            key: options[key]
+            for key in ("queue", "exchange", "routing_key", "exchange_type")
+            if options.get(key) is not None
+        }
+        task_args = args[0] if args else options.get("args")
+        task_kwargs = args[1] if len(args) > 1 else options.get("kwargs")
+        route_name = options.get("route_name") or name
+        routed = self.amqp.router.route(
+            destination, route_name, task_args or (), task_kwargs or {}, options.get("task_type")
+        )
+        return routed.get("queue")
 
 
 app = PaymentsCelery("merchant_payments")

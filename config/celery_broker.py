@@ -23,6 +23,15 @@ for the settings and for anything that points Celery at RabbitMQ later (the test
   RabbitMQ (Celery's native delayed delivery: the ``celery_delayed_*`` quorum queues, declared
   by each worker at start). That needs topic exchanges, and it counts whole seconds:
   ``config.celery_app`` makes a countdown under one second one second.
+- **Delays are routed before they are sent.** A worker declares the ``celery_delayed_*``
+  exchanges and queues and binds its queues to them only once it has started consuming, and
+  a delayed message that finds no route is dropped by RabbitMQ without an error (or, with no
+  ``celery_delayed_27`` exchange yet, its publish fails). So the process that publishes a
+  countdown first makes sure of the route itself (``delayed_delivery_routes_ensure``): on a
+  broker that has never seen a worker, a web server's first delayed dispatch round arrives,
+  and a retry a worker sends in its first second (before its own setup has bound the queue)
+  is not lost. Once per process for the topology and once for each queue; idempotent on
+  RabbitMQ's side.
 - **Long tasks.** RabbitMQ closes the channel of a consumer that holds a delivery unacknowledged
   for longer than its ``consumer_timeout`` (30 minutes by default), and the task goes back to
   the queue. Every task here has a hard time limit far below that (at most a few minutes,
@@ -32,7 +41,14 @@ for the settings and for anything that points Celery at RabbitMQ later (the test
 
 from __future__ import annotations
 
+import threading
 from typing import Any
+
+from kombu import Queue
+from kombu.transport.native_delayed_delivery import (
+    bind_queue_to_native_delayed_delivery_exchange,
+    declare_native_delayed_delivery_exchanges_and_queues,
+)
 
 AMQP_SCHEMES = ("amqp://", "amqps://", "pyamqp://")
 # Celery's native delayed delivery counts whole seconds: a shorter countdown is made this.
@@ -60,3 +76,43 @@ def amqp_celery_config(*, connect_timeout: float, publish_timeout: float) -> dic
         },
         "broker_publish_timeout": publish_timeout,
     }
+
+
+# What this process has already declared: the topology per broker URL, the route per
+# (broker URL, queue name).
+_delayed_topology_ready: set[str] = set()
+_delayed_routes_ready: set[tuple[str, str]] = set()
+_delayed_lock = threading.Lock()
+
+
+def delayed_delivery_routes_ensure(app: Any, routed_queue: Queue | None) -> None:
+    """Makes sure a delayed message from this process reaches its queue: Celery's delay
+    exchanges and queues exist, and ``routed_queue`` and every queue the app knows (the ones a
+    worker would bind) are declared and bound to the delivery exchange. Raises what the broker
+    raises; the caller's publish would have failed the same way."""
+    broker_url = str(app.conf.broker_url)
+    queues = [queue for queue in app.amqp.queues.values() if queue.name]
+    if routed_queue is not None and routed_queue.name:
+        queues.append(routed_queue)
+    missing = [queue for queue in queues if (broker_url, queue.name) not in _delayed_routes_ready]
+    if broker_url in _delayed_topology_ready and not missing:
+        return
+    with _delayed_lock, app.connection_for_write() as connection:
+        if broker_url not in _delayed_topology_ready:
+            declare_native_delayed_delivery_exchanges_and_queues(
+                connection, app.conf.broker_native_delayed_delivery_queue_type
+            )
+            _delayed_topology_ready.add(broker_url)
+        for queue in missing:
+            if (broker_url, queue.name) in _delayed_routes_ready:
+                continue
+            queue.bind(connection.default_channel).declare()
+            bind_queue_to_native_delayed_delivery_exchange(connection, queue)
+            _delayed_routes_ready.add((broker_url, queue.name))
+
+
+def delayed_delivery_forget() -> None:
+    """Forgets what this process declared (after the topology was deleted on the broker)."""
+    with _delayed_lock:
+        _delayed_topology_ready.clear()
+        _delayed_routes_ready.clear()
