@@ -14,7 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tests.simulation.machine import Environment, MoneyCoreMachine
 
-EXAMPLES = int(os.environ.get("SIM_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("SIM_EXAMPLES", "40"))
 STEPS = int(os.environ.get("SIM_STEPS", "50"))
 SEEDED = "SIM_SEED" in os.environ
 
