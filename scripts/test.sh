@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: lint, format check, type check and the whole pytest suite, in one pass on PostgreSQL.
+# `make test`: lint, format check, type check and the whole pytest suite on PostgreSQL.
+# With arguments (`make test-fast`), one pytest run with those arguments.
 # Database: DATABASE_URL if set; else a local PostgreSQL on 127.0.0.1:5432 when one answers;
 # else the one in .env; else the embedded server of `make run` (scripts/embedded_db.py),
 # started under var/test-postgres and stopped at exit. Redis for the end-to-end queue tests: TEST_REDIS_URL,
@@ -40,4 +41,15 @@ export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 .venv/bin/ruff format --check .
 # Types of the production code ([tool.mypy] in pyproject.toml; cache in var/mypy).
 .venv/bin/mypy
-$PY -m pytest "$@"
+if [ "$#" -gt 0 ]; then
+  exec $PY -m pytest "$@"
+fi
+# `make test`, in two lanes, each lane's failures reported even when the other fails:
+# every test that runs in this process alone, side by side in one pytest-xdist worker per core
+# (each worker on a test database of its own); then the tests that start processes (workers,
+# web servers, `make run`) or drive Chromium, one at a time, since their timings assume the
+# machine is theirs.
+status=0
+$PY -m pytest -m "not multiprocess and not browser" -n auto || status=$?
+$PY -m pytest -m "multiprocess or browser" || status=$?
+exit $status

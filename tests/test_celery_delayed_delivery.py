@@ -2,7 +2,9 @@
 delayed message that finds no route to its queue is dropped without an error. The publishing
 process makes the route itself (``config.celery_broker.delayed_delivery_routes_ensure``), so a
 delayed task arrives on a broker no worker has set up yet, and on a queue no worker has bound.
-No worker runs here: the message is read from its queue."""
+No worker runs here: the message is read from its queue. The first case deletes the delay
+exchanges and queues on the machine's RabbitMQ (the publish declares them again); no other test
+of the parallel lane delays a task on RabbitMQ."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from tests.conftest import DIRECTORY_MARKERS, TESTS
 
 STARTS_PROCESSES = re.compile(
     r"subprocess\.(run|Popen|call|check_call|check_output)\("
-    r"|celery_worker_(running|start)\(|\bprocess_start\("
+    r"|celery_worker_(running|start)\(|procfile_workers_running\(|\bprocess_start\("
     r"|service_running\("
     r"|processes\.(web|worker|manage|start)\("
     r"|\bstack: Stack\b"
@@ -44,6 +44,7 @@ def test_modules_that_drive_chromium_are_marked_browser() -> None:
 def test_the_patterns_recognise_what_they_look_for() -> None:
     assert STARTS_PROCESSES.search("result = subprocess.run([sys.executable])")
     assert STARTS_PROCESSES.search("with celery_worker_running(tmp_path, queue=queue):")
+    assert STARTS_PROCESSES.search("with procfile_workers_running(tmp_path, broker_url=url):")
     assert STARTS_PROCESSES.search("web, base_url = processes.web('web-1')")
     assert DRIVES_CHROMIUM.search("with chromium_context(tmp_path, what='checkout') as context:")
     assert not STARTS_PROCESSES.search("from tests.celery_worker import celery_client_reset")

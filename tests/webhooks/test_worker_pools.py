@@ -45,7 +45,7 @@ USUAL_SECONDS = 6.0  # a payout's create → final on an idle worker is about a 
 WAIT_SECONDS = 90  # long enough to measure how long a stalled worker holds it
 
 # Real receivers that hold a connection open for seconds.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.multiprocess]
 
 
 @pytest.fixture
