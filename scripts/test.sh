@@ -48,8 +48,8 @@ fi
 # every test that runs in this process alone, side by side in one pytest-xdist worker per core
 # (each worker on a test database of its own); then the tests that start processes (workers,
 # web servers, `make run`) or drive Chromium, one at a time, since their timings assume the
-# machine is theirs.
+# machine is theirs. Each lane ends with its slowest tests, where the suite's time goes.
 status=0
-$PY -m pytest -m "not multiprocess and not browser" -n auto || status=$?
-$PY -m pytest -m "multiprocess or browser" || status=$?
+$PY -m pytest -m "not multiprocess and not browser" -n auto --durations=15 || status=$?
+$PY -m pytest -m "multiprocess or browser" --durations=15 || status=$?
 exit $status
