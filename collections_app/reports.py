@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
-from django.db.models import CharField, Count, F, Q, Sum, Value
+from django.db.models import CharField, Count, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import TruncDate
 
 from collections_app.models import CollectionTransaction, PaymentStatus, TransactionSplitEntry
@@ -224,63 +225,57 @@ def _day_movements(
         "row_amount",
         "row_other",
     )
+    nothing = Value(0, output_field=MoneyField())
     not_failed = ~Q(status=RefundStatus.FAILED)
-    settled = (
-        Settlement.objects.filter(scope("settled_at"))
-        .order_by()
-        .annotate(
-            day=TruncDate("settled_at", tzinfo=local_zone),
-            row_merchant=F("merchant_id"),
-            row_name=F("merchant__name"),
-            row_mode=F("mode"),
-            row_kind=Value(_SETTLED, output_field=CharField()),
+
+    def grouped(
+        rows: QuerySet[Any], *, day_field: str, owner: str, kind: Any, **totals: Any
+    ) -> QuerySet[Any]:
+        """``rows`` grouped by Lagos day, merchant and mode (``owner``: the path to them,
+        "" or "wallet__"), as ``columns``; ``totals`` gives row_count, row_amount, row_other."""
+        return (
+            rows.order_by()
+            .annotate(
+                day=TruncDate(day_field, tzinfo=local_zone),
+                row_merchant=F(f"{owner}merchant_id"),
+                row_name=F(f"{owner}merchant__name"),
+                row_mode=F(f"{owner}mode"),
+                row_kind=kind,
+            )
+            .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
+            .annotate(**totals)
+            .values_list(*columns)
         )
-        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
-        .annotate(
-            row_count=Count("id"),
-            row_amount=Sum("net"),
-            row_other=Value(0, output_field=MoneyField()),
-        )
-        .values_list(*columns)
+
+    settled = grouped(
+        Settlement.objects.filter(scope("settled_at")),
+        day_field="settled_at",
+        owner="",
+        kind=Value(_SETTLED, output_field=CharField()),
+        row_count=Count("id"),
+        row_amount=Sum("net"),
+        row_other=nothing,
     )
-    refunded = (
-        Refund.objects.filter(scope("created_at"))
-        .order_by()
-        .annotate(
-            day=TruncDate("created_at", tzinfo=local_zone),
-            row_merchant=F("merchant_id"),
-            row_name=F("merchant__name"),
-            row_mode=F("mode"),
-            row_kind=Value(_REFUNDED, output_field=CharField()),
-        )
-        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
-        .annotate(
-            row_count=Count("id", filter=not_failed),
-            row_amount=Sum("amount", filter=not_failed),
-            row_other=Sum("debited_from_wallet"),
-        )
-        .values_list(*columns)
+    refunded = grouped(
+        Refund.objects.filter(scope("created_at")),
+        day_field="created_at",
+        owner="",
+        kind=Value(_REFUNDED, output_field=CharField()),
+        row_count=Count("id", filter=not_failed),
+        row_amount=Sum("amount", filter=not_failed),
+        row_other=Sum("debited_from_wallet"),
     )
-    entries = (
+    entries = grouped(
         LedgerEntry.objects.filter(
             scope("created_at", "wallet__merchant_id", "wallet__mode"),
             entry_type__in=(LedgerEntryType.SETTLEMENT, LedgerEntryType.REFUND),
-        )
-        .order_by()
-        .annotate(
-            day=TruncDate("created_at", tzinfo=local_zone),
-            row_merchant=F("wallet__merchant_id"),
-            row_name=F("wallet__merchant__name"),
-            row_mode=F("wallet__mode"),
-            row_kind=F("entry_type"),
-        )
-        .values("day", "row_merchant", "row_name", "row_mode", "row_kind")
-        .annotate(
-            row_count=Count("id"),
-            row_amount=Sum("amount"),
-            row_other=Value(0, output_field=MoneyField()),
-        )
-        .values_list(*columns)
+        ),
+        day_field="created_at",
+        owner="wallet__",
+        kind=F("entry_type"),
+        row_count=Count("id"),
+        row_amount=Sum("amount"),
+        row_other=nothing,
     )
     movements: dict[tuple[date, int, str], _DayMovements] = defaultdict(_DayMovements)
     for day, merchant, name, row_mode, kind, count, amount, other in settled.union(
