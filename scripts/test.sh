@@ -45,11 +45,12 @@ if [ "$#" -gt 0 ]; then
   exec $PY -m pytest "$@"
 fi
 # `make test`, in two lanes, each lane's failures reported even when the other fails:
-# every test that runs in this process alone, side by side in one pytest-xdist worker per core
-# (each worker on a test database of its own); then the tests that start processes (workers,
-# web servers, `make run`) or drive Chromium, one at a time, since their timings assume the
-# machine is theirs. Each lane ends with its slowest tests, where the suite's time goes.
+# every test that runs in this process alone, and the probes (fresh interpreters that share
+# nothing), side by side in one pytest-xdist worker per core (each worker on a test database of
+# its own); then the tests that start workers, web servers or `make run`, or drive Chromium, one
+# at a time, since their timings assume the machine is theirs. Each lane ends with its slowest
+# tests, where the suite's time goes.
 status=0
-$PY -m pytest -m "not multiprocess and not browser" -n auto --durations=15 || status=$?
-$PY -m pytest -m "multiprocess or browser" --durations=15 || status=$?
+$PY -m pytest -m "probe or not (multiprocess or browser)" -n auto --durations=15 || status=$?
+$PY -m pytest -m "(multiprocess or browser) and not probe" --durations=15 || status=$?
 exit $status

@@ -18,6 +18,13 @@ STARTS_PROCESSES = re.compile(
     r"|\bstack: Stack\b"
 )
 DRIVES_CHROMIUM = re.compile(r"chromium_context\(")
+# What a `probe` module may not do: make test runs probes side by side with other tests, so
+# they start no worker, service, server or browser and touch no socket, Redis or clock.
+SHARES_OR_TIMES = re.compile(
+    r"celery_worker_(running|start)\(|procfile_workers_running\(|service_running\("
+    r"|processes\.(web|worker|start)\(|\bprocess_start\(|\bstack: Stack\b|subprocess\.Popen\("
+    r"|free_port\(|\bsocket\.|\bredis\.|chromium_context\(|time\.(sleep|monotonic)\("
+)
 
 
 def _unmarked(starts: re.Pattern[str], marker: str) -> list[str]:
@@ -41,6 +48,22 @@ def test_modules_that_drive_chromium_are_marked_browser() -> None:
     assert _unmarked(DRIVES_CHROMIUM, "browser") == []
 
 
+def test_probes_are_multiprocess_and_share_nothing() -> None:
+    """A probe stays out of `make test-fast` (it is multiprocess too) and, since `make test`
+    runs it beside other tests, starts nothing that listens, queues or is timed."""
+    offending = []
+    for module in sorted(TESTS.rglob("test_*.py")):
+        source = module.read_text()
+        if module == Path(__file__) or "pytest.mark.probe" not in source:
+            continue
+        name = str(module.relative_to(TESTS.parent))
+        if source.count("pytest.mark.probe") > source.count("pytest.mark.multiprocess"):
+            offending.append(f"{name}: a probe not marked multiprocess")
+        if found := SHARES_OR_TIMES.search(source):
+            offending.append(f"{name}: {found.group(0)}")
+    assert offending == []
+
+
 def test_the_patterns_recognise_what_they_look_for() -> None:
     assert STARTS_PROCESSES.search("result = subprocess.run([sys.executable])")
     assert STARTS_PROCESSES.search("with celery_worker_running(tmp_path, queue=queue):")
@@ -48,3 +71,7 @@ def test_the_patterns_recognise_what_they_look_for() -> None:
     assert STARTS_PROCESSES.search("web, base_url = processes.web('web-1')")
     assert DRIVES_CHROMIUM.search("with chromium_context(tmp_path, what='checkout') as context:")
     assert not STARTS_PROCESSES.search("from tests.celery_worker import celery_client_reset")
+    assert SHARES_OR_TIMES.search("port = free_port()")
+    assert SHARES_OR_TIMES.search("with service_running(tmp_path) as service:")
+    assert SHARES_OR_TIMES.search("client = redis.Redis.from_url(url)")
+    assert not SHARES_OR_TIMES.search("result = subprocess.run([sys.executable, '-c', script])")

@@ -89,6 +89,7 @@ def test_failed_attempts_never_store_the_password_or_token(lockout) -> None:  # 
 
 
 @pytest.mark.multiprocess
+@pytest.mark.probe
 def test_the_limit_and_cool_off_come_from_the_environment(tmp_path: Path) -> None:
     script = (
         "import json, django; django.setup(); from django.conf import settings;"

@@ -66,6 +66,7 @@ def test_known_api_routes_are_not_shadowed(settings, db: None) -> None:  # type:
 
 
 @pytest.mark.multiprocess
+@pytest.mark.probe
 @pytest.mark.parametrize("settings_module", ["config.settings.local", "config.settings.test"])
 def test_every_settings_module_answers_the_envelope(settings_module: str, tmp_path: Path) -> None:
     """Fresh interpreters, so each module's own DEBUG applies (local: on; test: off)."""

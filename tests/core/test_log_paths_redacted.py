@@ -80,6 +80,7 @@ def test_keys_are_redacted_wherever_they_start(text: str) -> None:
 
 
 @pytest.mark.multiprocess
+@pytest.mark.probe
 def test_django_request_logging_with_debug_on_is_redacted(tmp_path: Path) -> None:
     output = _python(
         """
@@ -111,6 +112,7 @@ def test_django_request_logging_with_debug_on_is_redacted(tmp_path: Path) -> Non
 
 
 @pytest.mark.multiprocess
+@pytest.mark.probe
 def test_celery_worker_logging_is_redacted(tmp_path: Path) -> None:
     output = _python(
         """
@@ -134,6 +136,7 @@ def test_celery_worker_logging_is_redacted(tmp_path: Path) -> None:
 
 
 @pytest.mark.multiprocess
+@pytest.mark.probe
 def test_gunicorn_access_and_error_logs_are_redacted(tmp_path: Path) -> None:
     output = _python(
         """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.multiprocess]
+pytestmark = [pytest.mark.multiprocess, pytest.mark.probe]
 
 ROOT = Path(__file__).resolve().parents[2]
 DEVELOPMENT_FUNDING_SECRET = "dev-funding-webhook-secret-change-me"
