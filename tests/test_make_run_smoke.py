@@ -1,7 +1,8 @@
 """Boots the service the way `make run` does, on embedded defaults (its own PostgreSQL server on a
 Unix socket under ``var/``, the filesystem broker, gunicorn + a real Celery worker + beat under
-honcho), calls it, and stops it with Ctrl-C: the database server stops with it. One start serves
-every check (each start costs an initdb and every migration)."""
+honcho), calls it, runs every example of the README and the docs on it
+(tests/test_readme_examples.py), and stops it with Ctrl-C: the database server stops with it.
+One start serves every check, in this order (each start costs an initdb and every migration)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 import requests
 
 from tests.service_process import RunningService, service_running, wait_for
+from tests.test_readme_examples import examples_run
 
 pytestmark = [pytest.mark.multiprocess]
 
@@ -29,9 +31,9 @@ def wait_for_text(url: str, text: str, *, timeout: float) -> None:
         time.sleep(0.5)
 
 
-@pytest.fixture
-def running_service(tmp_path: Path) -> Iterator[RunningService]:
-    with service_running(tmp_path) as service:
+@pytest.fixture(scope="module")
+def running_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    with service_running(tmp_path_factory.mktemp("make-run")) as service:
         yield service
 
 
@@ -92,6 +94,9 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
     assert "payouts_pending" in requests.get(f"{base}/metrics", timeout=10).text
 
     headers = {"Authorization": f"Bearer {credentials['secret_key']}"}
+    wallet_url = f"{base}/api/v1/transactions/in/merchant-wallet"
+    before = requests.get(wallet_url, headers=headers, timeout=5).json()["data"]
+    assert before["available_balance"] == "1000000.00"  # the demo wallet's funding
     banks = requests.get(f"{base}/api/v1/transactions/bank", headers=headers, timeout=5)
     assert banks.status_code == 200
     assert banks.json()["status"] is True
@@ -125,9 +130,7 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
         )
         status = details.json()["data"]["status"]
     assert status == "successful", running_service.log.read_text()[-3000:]
-    wallet = requests.get(
-        f"{base}/api/v1/transactions/in/merchant-wallet", headers=headers, timeout=5
-    ).json()["data"]
+    wallet = requests.get(wallet_url, headers=headers, timeout=5).json()["data"]
     assert wallet["available_balance"] == "998490.00"  # 1,000,000 - 1,500 - 10 fee
     assert wallet["reserved_balance"] == "0.00"
     # The webhook pool runs beside the money worker, on its own queue.
@@ -144,6 +147,17 @@ def test_make_run_serves_on_embedded_defaults(running_service: RunningService) -
 
     _ledger_rewrite_refused(running_service)
 
+
+def test_the_readme_and_docs_examples_run_as_written(
+    running_service: RunningService, tmp_path: Path
+) -> None:
+    problems = examples_run(running_service, tmp_path)
+    assert not problems, "\n\n".join(problems)
+
+
+def test_ctrl_c_stops_the_service_and_its_database(running_service: RunningService) -> None:
+    base = running_service.base_url
+    assert wait_for(f"{base}/healthz", timeout=90).status_code == 200
     process = running_service.process
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=30) is not None
