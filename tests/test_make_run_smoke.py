@@ -1,7 +1,7 @@
 """Boots the service the way `make run` does, on embedded defaults (its own PostgreSQL server on a
 Unix socket under ``var/``, the filesystem broker, gunicorn + a real Celery worker + beat under
 honcho), calls it, runs every example of the README and the docs on it
-(tests/test_readme_examples.py), and stops it with Ctrl-C: the database server stops with it.
+(tests/doc_examples.py), and stops it with Ctrl-C: the database server stops with it.
 One start serves every check, in this order (each start costs an initdb and every migration)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import psycopg
 import pytest
 import requests
 
+from tests.doc_examples import examples_run
 from tests.service_process import RunningService, service_running, wait_for
-from tests.test_readme_examples import examples_run
 
 pytestmark = [pytest.mark.multiprocess]
 
