@@ -36,6 +36,11 @@ fi
 $PY scripts/pgbouncer.py install >/dev/null \
   || echo "make test: pgbouncer could not be installed; the PgBouncer tests will be skipped"
 export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+# Python keeps its bytecode caches (__pycache__/, ignored by git) even where the environment
+# turns them off: the suite starts hundreds of interpreters (probes, workers, web servers,
+# `make run`), each of which would otherwise compile every module of the project again, and
+# pytest keeps its rewritten test modules there too.
+unset PYTHONDONTWRITEBYTECODE
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
