@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from merchants.models import Mode
 from merchants.services import MerchantCreated, merchant_create
+from tests.service_process import RunningService, service_running
 
 TESTS = Path(__file__).resolve().parent
 
@@ -68,6 +69,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(getattr(pytest.mark, name))
         if fast:
             _examples_capped(item, FAST_MAX_EXAMPLES)
+    items.sort(key=_make_run_order)
+
+
+def _make_run_order(item: pytest.Item) -> int:
+    """The tests on the shared `make run` (``make_run_service``) run last, in their collection
+    order, and the one that stops it (``make_run_service_to_stop``) after all of them, so the
+    service runs only while its tests do (the sort is stable: every other test keeps its place)."""
+    names = getattr(item, "fixturenames", ())
+    if "make_run_service_to_stop" in names:
+        return 2
+    return 1 if "make_run_service" in names else 0
+
+
+@pytest.fixture(scope="session")
+def make_run_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    """One `make run` start (``scripts/run.sh`` on the embedded defaults: an initdb and every
+    migration) shared by the tests that call the service as a user would: the smoke checks, the
+    README and docs examples, the slow clients. Stopped at the end of the session if no test
+    stopped it."""
+    with service_running(tmp_path_factory.mktemp("make-run")) as service:
+        yield service
+
+
+@pytest.fixture
+def make_run_service_to_stop(make_run_service: RunningService) -> RunningService:
+    """The shared `make run`, for the test that stops it: ordered after every other test on it."""
+    return make_run_service
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,9 @@
 Unix socket under ``var/``, the filesystem broker, gunicorn + a real Celery worker + beat under
 honcho), calls it, runs every example of the README and the docs on it
 (tests/doc_examples.py), and stops it with Ctrl-C: the database server stops with it.
-One start serves every check, in this order (each start costs an initdb and every migration)."""
+One start serves every check here and the slow-client tests (``make_run_service`` in
+tests/conftest.py: each start costs an initdb and every migration); the Ctrl-C check runs after
+all of them."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import os
 import re
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -19,7 +20,7 @@ import pytest
 import requests
 
 from tests.doc_examples import examples_run
-from tests.service_process import RunningService, service_running, wait_for
+from tests.service_process import RunningService, wait_for
 
 pytestmark = [pytest.mark.multiprocess]
 
@@ -31,10 +32,11 @@ def wait_for_text(url: str, text: str, *, timeout: float) -> None:
         time.sleep(0.5)
 
 
-@pytest.fixture(scope="module")
-def running_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    with service_running(tmp_path_factory.mktemp("make-run")) as service:
-        yield service
+@pytest.fixture
+def running_service(make_run_service: RunningService) -> RunningService:
+    """The session's one `make run` start (tests/conftest.py), shared with the slow-client
+    tests; the checks here run first on it, while it is fresh."""
+    return make_run_service
 
 
 def _admin_sign_in(base: str, username: str, password: str) -> None:
@@ -155,7 +157,10 @@ def test_the_readme_and_docs_examples_run_as_written(
     assert not problems, "\n\n".join(problems)
 
 
-def test_ctrl_c_stops_the_service_and_its_database(running_service: RunningService) -> None:
+def test_ctrl_c_stops_the_service_and_its_database(
+    make_run_service_to_stop: RunningService,
+) -> None:
+    running_service = make_run_service_to_stop
     base = running_service.base_url
     assert wait_for(f"{base}/healthz", timeout=90).status_code == 200
     process = running_service.process

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from tests.service_process import ROOT, free_port, service_running, service_stop, wait_for
+from tests.service_process import ROOT, RunningService, free_port, service_stop, wait_for
 
 SLOW_CLIENTS = 10
 ANSWER_BUDGET_SECONDS = 1.5
@@ -48,15 +48,12 @@ class Web:
 
 
 @pytest.fixture(scope="module")
-def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Web, dict[str, str]]]:
-    directory = tmp_path_factory.mktemp("make-run")
-    with service_running(directory) as service:
-        wait_for(f"{service.base_url}/healthz", timeout=90)
-        credentials = json.loads((service.var / "demo_credentials.json").read_text())
-        yield (
-            Web(service.base_url, credentials["secret_key"], service.log.read_text),
-            service.env,
-        )
+def make_run(make_run_service: RunningService) -> tuple[Web, dict[str, str]]:
+    """The session's one `make run` start (tests/conftest.py), after the smoke checks."""
+    service = make_run_service
+    wait_for(f"{service.base_url}/healthz", timeout=90)
+    credentials = json.loads((service.var / "demo_credentials.json").read_text())
+    return Web(service.base_url, credentials["secret_key"], service.log.read_text), service.env
 
 
 def _procfile_web_command() -> str:
@@ -95,9 +92,9 @@ def procfile_web(
 
 
 @pytest.fixture(params=["make run", "Procfile web"])
-def web(request: pytest.FixtureRequest) -> Web:
+def web(request: pytest.FixtureRequest, make_run: tuple[Web, dict[str, str]]) -> Web:
     if request.param == "make run":
-        return request.getfixturevalue("make_run")[0]
+        return make_run[0]
     return request.getfixturevalue("procfile_web")
 
 
